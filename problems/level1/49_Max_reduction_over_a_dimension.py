@@ -1,0 +1,29 @@
+"""Max reduction over one dimension."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Takes the maximum of x over a configurable dimension (values only)."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.max(x, dim=self.dim)[0]
+
+
+batch_size = 8
+dim1 = 4096
+dim2 = 4095
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim1, dim2)
+    return [x]
+
+
+def get_init_inputs():
+    return [1]

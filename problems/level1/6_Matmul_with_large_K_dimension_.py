@@ -1,0 +1,29 @@
+"""Matrix multiplication with a small (M, N) output and a very large reduction dimension K."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Single matrix multiplication dominated by the reduction over K."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(A, B)
+
+
+M = 256
+N = 256
+K = 524288
+
+
+def get_inputs():
+    A = torch.randn(M, K)
+    B = torch.randn(K, N)
+    return [A, B]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,28 @@
+"""Outer-product-like matrix multiplication of a tall (M, N) and a wide (N, M) matrix."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Matrix multiplication of a tall-skinny matrix with a short-wide one (tiny inner dimension N)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(A, B)
+
+
+M = 8192
+N = 32
+
+
+def get_inputs():
+    A = torch.randn(M, N)
+    B = torch.randn(N, M)
+    return [A, B]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,3 @@
+"""pytest-kernelbench: KernelBench-style kernel evaluation as pytest items."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,129 @@
+"""Comparing a candidate's output with the reference's. Pure functions over tensors.
+
+A leaf passes when it has the reference's shape and dtype, no NaN or Inf where the reference has
+none, every element within atol + rtol * |expected| (torch.isclose, as KernelBench checks), and a
+whole-tensor relative error ||got - expected|| / ||expected|| within max(atol, rtol). The last
+rule keeps outputs that are small next to atol from being passed by zeros.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_kernelbench import faults
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str  # faults.PASSED or a mismatch word
+    message: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == faults.PASSED
+
+
+PASS = Verdict(faults.PASSED)
+
+
+def compare(expected: Any, got: Any, atol: float, rtol: float) -> Verdict:
+    """Compare nested outputs (tensors, lists, tuples, scalars)."""
+    return _compare(expected, got, atol, rtol, "output")
+
+
+def _compare(expected: Any, got: Any, atol: float, rtol: float, where: str) -> Verdict:
+    import torch
+
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            return Verdict(faults.STRUCTURE_MISMATCH,
+                           f"{where}: expected a tensor, got {type(got).__name__}")
+        return compare_tensors(expected, got, atol, rtol, where)
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(got, (list, tuple)) or len(got) != len(expected):
+            got_desc = f"{type(got).__name__} of {len(got)}" if isinstance(got, (list, tuple)) \
+                else type(got).__name__
+            return Verdict(faults.STRUCTURE_MISMATCH,
+                           f"{where}: expected a {type(expected).__name__} of {len(expected)}, "
+                           f"got {got_desc}")
+        for index, (exp_item, got_item) in enumerate(zip(expected, got)):
+            verdict = _compare(exp_item, got_item, atol, rtol, f"{where}[{index}]")
+            if not verdict.passed:
+                return verdict
+        return PASS
+    if isinstance(expected, (int, float)) and isinstance(got, (int, float)):
+        if abs(got - expected) <= atol + rtol * abs(expected):
+            return PASS
+        return Verdict(faults.MISMATCH, f"{where}: expected {expected!r}, got {got!r}")
+    if expected == got:
+        return PASS
+    return Verdict(faults.STRUCTURE_MISMATCH, f"{where}: expected {expected!r}, got {got!r}")
+
+
+def compare_tensors(expected, got, atol: float, rtol: float, where: str = "output") -> Verdict:
+    import torch
+
+    if tuple(got.shape) != tuple(expected.shape):
+        return Verdict(faults.SHAPE_MISMATCH,
+                       f"{where}: shape {tuple(got.shape)}, expected {tuple(expected.shape)}")
+    if got.dtype != expected.dtype:
+        return Verdict(faults.DTYPE_MISMATCH, f"{where}: dtype {got.dtype}, expected {expected.dtype}")
+    if got.numel() == 0:
+        return PASS
+    got = got.to(expected.device)
+    if not expected.is_floating_point() and not expected.is_complex():
+        wrong = got != expected
+        if not bool(wrong.any()):
+            return PASS
+        return Verdict(faults.MISMATCH, _describe(expected, got, wrong, where))
+    # fp32 arithmetic for fp32 and narrower outputs keeps the check's memory near the output's.
+    work = torch.promote_types(expected.dtype, torch.float32)
+    exp_w, got_w = expected.to(work), got.to(work)
+    bad_got = ~torch.isfinite(got_w) & torch.isfinite(exp_w)
+    if bool(bad_got.any()):
+        count = int(bad_got.sum())
+        index = _unravel(int(bad_got.flatten().nonzero()[0]), got.shape)
+        return Verdict(faults.NAN_INF, f"{where}: {count} NaN/Inf element(s) where the reference "
+                       f"is finite, first at {index} (expected {exp_w[index].item():.6g}, "
+                       f"got {got_w[index].item()})")
+    close = torch.isclose(got_w, exp_w, rtol=rtol, atol=atol, equal_nan=True)
+    if not bool(close.all()):
+        return Verdict(faults.MISMATCH, _describe(exp_w, got_w, ~close, where, atol, rtol))
+    finite = torch.isfinite(exp_w)
+    ref_norm = float(torch.linalg.vector_norm(exp_w[finite]))
+    if ref_norm > 0:
+        rel = float(torch.linalg.vector_norm((got_w - exp_w)[finite])) / ref_norm
+        bound = max(atol, rtol)
+        if rel > bound:
+            return Verdict(faults.MISMATCH,
+                           f"{where}: every element is within atol/rtol, but the whole-tensor "
+                           f"relative error is {rel:.3g} > {bound:g} (outputs are small next to "
+                           f"atol; a near-zero answer would pass elementwise)")
+    return PASS
+
+
+def _describe(expected, got, wrong, where: str, atol: float = 0.0, rtol: float = 0.0) -> str:
+    import torch
+
+    diff = (got - expected).abs() if got.is_floating_point() else (got != expected).float()
+    excess = diff - (atol + rtol * expected.abs()) if got.is_floating_point() else diff
+    flat_index = int(torch.argmax(torch.where(wrong, excess, torch.full_like(excess, -1.0))))
+    index = _unravel(flat_index, expected.shape)
+    count = int(wrong.sum())
+    total = expected.numel()
+    text = (f"{where}: {count} of {total} elements ({100 * count / total:.3g}%) differ; "
+            f"worst at {index}: expected {expected[index].item():.6g}, got {got[index].item():.6g}")
+    if got.is_floating_point():
+        rel = diff / expected.abs().clamp_min(1e-12)
+        text += (f"; max abs error {float(diff.max()):.3g}, max rel error {float(rel.max()):.3g} "
+                 f"(atol {atol:g}, rtol {rtol:g})")
+    return text
+
+
+def _unravel(flat_index: int, shape) -> tuple[int, ...]:
+    index = []
+    for size in reversed(tuple(shape)):
+        index.append(flat_index % size)
+        flat_index //= size
+    return tuple(reversed(index))

@@ -1,0 +1,138 @@
+"""Finding problems and candidates on disk, and pairing them into cases. Pure file-system logic."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+PROBLEM_FILE = re.compile(r"^(?P<id>\d+)_(?P<name>.+)\.py$")
+LEVEL_DIR = re.compile(r"^level(?P<level>\d+)$")
+# Upstream KernelBench's generated runs: level_<L>_problem_<P>_sample_<S>_kernel.py in one folder.
+UPSTREAM_RUN_FILE = re.compile(
+    r"^level_(?P<level>\d+)_problem_(?P<id>\d+)_sample_(?P<sample>\d+)_kernel\.py$"
+)
+# This project's layout: level<L>/<id>[_anything].py, or level<L>/<id>[_anything]/<sample>.py.
+OWN_FILE = re.compile(r"^(?P<id>\d+)(_.*)?\.py$")
+OWN_DIR = re.compile(r"^(?P<id>\d+)(_.*)?$")
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    level: int
+    problem_id: int
+    name: str
+    path: Path
+
+    @property
+    def key(self) -> str:
+        """level1/19_ReLU: the part of every item id that names the problem."""
+        return f"level{self.level}/{self.problem_id}_{self.name}"
+
+
+@dataclass(frozen=True, order=True)
+class Candidate:
+    set_name: str
+    level: int
+    problem_id: int
+    sample: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class Case:
+    """One (problem, candidate set, sample); candidate is None when the set has none."""
+
+    problem: Problem
+    set_name: str
+    sample: str
+    candidate: Candidate | None
+
+    @property
+    def id(self) -> str:
+        return f"{self.set_name}-{self.sample}"
+
+
+class DiscoveryError(Exception):
+    """A folder that cannot be read as a problem or candidate set."""
+
+
+def find_problems(root: Path, levels: Iterable[int] = (1, 2, 3)) -> list[Problem]:
+    """Problems under root/level<N>/, sorted by level and id."""
+    wanted = set(levels)
+    level_dirs = [p for p in sorted(root.iterdir()) if p.is_dir() and LEVEL_DIR.match(p.name)]
+    if not level_dirs:
+        raise DiscoveryError(f"{root}: no level<N>/ folders (expected e.g. {root}/level1/1_Name.py)")
+    problems = []
+    seen: dict[tuple[int, int], Path] = {}
+    for level_dir in level_dirs:
+        level = int(LEVEL_DIR.match(level_dir.name)["level"])  # type: ignore[index]
+        if level not in wanted:
+            continue
+        for path in sorted(level_dir.glob("*.py")):
+            match = PROBLEM_FILE.match(path.name)
+            if not match:
+                continue
+            key = (level, int(match["id"]))
+            if key in seen:
+                raise DiscoveryError(f"two problems with id {key[1]} in level {level}: "
+                                     f"{seen[key].name} and {path.name}")
+            seen[key] = path
+            problems.append(Problem(level, key[1], match["name"], path))
+    return sorted(problems)
+
+
+def find_candidates(root: Path) -> list[Candidate]:
+    """Candidates of one set, in either supported layout (both may be mixed in one folder)."""
+    set_name = root.name
+    found = []
+    for path in sorted(root.glob("level_*_problem_*_sample_*_kernel.py")):
+        match = UPSTREAM_RUN_FILE.match(path.name)
+        if match:
+            found.append(Candidate(set_name, int(match["level"]), int(match["id"]),
+                                   f"s{int(match['sample'])}", path))
+    for level_dir in sorted(p for p in root.iterdir() if p.is_dir() and LEVEL_DIR.match(p.name)):
+        level = int(LEVEL_DIR.match(level_dir.name)["level"])  # type: ignore[index]
+        for entry in sorted(level_dir.iterdir()):
+            if entry.is_file() and (match := OWN_FILE.match(entry.name)):
+                found.append(Candidate(set_name, level, int(match["id"]), "s0", entry))
+            elif entry.is_dir() and (match := OWN_DIR.match(entry.name)):
+                for sample in sorted(entry.glob("*.py")):
+                    found.append(Candidate(set_name, level, int(match["id"]), sample.stem, sample))
+    _reject_duplicates(found)
+    return sorted(found)
+
+
+def _reject_duplicates(candidates: list[Candidate]) -> None:
+    seen: dict[tuple[int, int, str], Path] = {}
+    for cand in candidates:
+        key = (cand.level, cand.problem_id, cand.sample)
+        if key in seen:
+            raise DiscoveryError(
+                f"set {cand.set_name}: two files for level {key[0]} problem {key[1]} "
+                f"sample {key[2]}: {seen[key]} and {cand.path}"
+            )
+        seen[key] = cand.path
+
+
+def pair(problems: list[Problem], candidate_sets: dict[str, list[Candidate]]) -> list[Case]:
+    """Every problem crossed with every set; a problem a set lacks gets one empty case."""
+    cases = []
+    for problem in problems:
+        for set_name, candidates in candidate_sets.items():
+            mine = [c for c in candidates
+                    if (c.level, c.problem_id) == (problem.level, problem.problem_id)]
+            if not mine:
+                cases.append(Case(problem, set_name, "missing", None))
+            cases.extend(Case(problem, set_name, c.sample, c) for c in mine)
+    return cases
+
+
+def orphans(problems: list[Problem], candidates: list[Candidate],
+            levels: Iterable[int]) -> list[Candidate]:
+    """Candidates of the selected levels that match no problem (likely a typo in a file name)."""
+    known = {(p.level, p.problem_id) for p in problems}
+    wanted = set(levels)
+    return [c for c in candidates
+            if c.level in wanted and (c.level, c.problem_id) not in known]

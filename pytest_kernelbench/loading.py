@@ -1,0 +1,85 @@
+"""Importing problem and candidate files, seeding, and building models and inputs from them.
+
+Used on both sides of the sandbox: the pytest process builds references from problems, the worker
+builds candidates. Every file is imported under its own module name, so a candidate that defines
+its own shape constants, get_inputs or Model cannot change the problem it is judged on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import random
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+
+def import_file(path: Path, prefix: str) -> ModuleType:
+    """Import path as a fresh module named <prefix>_<hash of path>."""
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    name = f"{prefix}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def seed_everything(seed: int) -> None:
+    import numpy
+    import torch
+
+    random.seed(seed)
+    numpy.random.seed(seed % 2**32)
+    torch.manual_seed(seed)  # seeds every CUDA device too
+
+
+def make_init_args(problem: ModuleType, seed: int, device: str) -> list[Any]:
+    import torch
+
+    seed_everything(seed)
+    with torch.device(device):
+        return list(problem.get_init_inputs())
+
+
+def make_inputs(problem: ModuleType, seed: int, device: str) -> list[Any]:
+    """The problem's inputs for one draw, made directly on the device."""
+    import torch
+
+    seed_everything(seed)
+    with torch.device(device):
+        inputs = list(problem.get_inputs())
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def build_model(cls: type, init_args: list[Any], seed: int, device: str, mode: str):
+    """Seed, construct on the device, and put in eval or train mode."""
+    import torch
+
+    seed_everything(seed)
+    with torch.device(device):
+        model = cls(*init_args)
+    model = model.to(device)
+    model.train(mode == "train")
+    return model
+
+
+def clone_inputs(inputs: list[Any]) -> list[Any]:
+    import torch
+
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def synchronize(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize(device)

@@ -1,0 +1,256 @@
+"""Command-line options, their ini twins, and the validated settings built from them."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
+MODES = ("eval", "train")
+
+
+def parse_levels(text: str) -> tuple[int, ...]:
+    """'1' or '1,3' -> (1,) or (1, 3); levels are 1, 2 or 3."""
+    levels = []
+    for part in text.split(","):
+        part = part.strip()
+        if part not in {"1", "2", "3"}:
+            raise argparse.ArgumentTypeError(
+                f"unknown level {part!r}: use 1, 2 or 3, or a comma list such as 1,2"
+            )
+        levels.append(int(part))
+    return tuple(sorted(set(levels)))
+
+
+def parse_p(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"p must be a number, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"p must be >= 0 (a speedup threshold), got {text}")
+    return value
+
+
+def parse_tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"tolerance must be a number, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"tolerance must be >= 0, got {text}")
+    return value
+
+
+def parse_positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def parse_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text}")
+    return value
+
+
+def parse_device(text: str) -> str:
+    if not DEVICE_PATTERN.match(text):
+        raise argparse.ArgumentTypeError(
+            f"unknown device {text!r}: use auto, cpu, cuda or cuda:N"
+        )
+    return text
+
+
+def parse_mode(text: str) -> str:
+    if text not in MODES:
+        raise argparse.ArgumentTypeError(f"mode must be eval or train, got {text!r}")
+    return text
+
+
+def parse_tags(text: str) -> tuple[str, ...]:
+    return tuple(tag.strip() for tag in text.split(",") if tag.strip())
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kernelbench", "KernelBench kernel evaluation")
+    group.addoption(
+        "--kb-candidates", dest="kb_candidates", action="append", default=[], metavar="DIR",
+        help="folder of candidate kernels (ModelNew); repeat to compare several sets. "
+        "Evaluation is off unless at least one is given (ini: kb_candidates).",
+    )
+    group.addoption(
+        "--kb-problems", dest="kb_problems", metavar="DIR", default=None,
+        help="problem folder with level<N>/<id>_<Name>.py files (default: ini kb_problems, "
+        "else ./problems).",
+    )
+    group.addoption(
+        "--kb-level", dest="kb_level", type=parse_levels, metavar="N[,N]", default=None,
+        help="levels to evaluate, e.g. 1 or 1,2 (default: all).",
+    )
+    group.addoption(
+        "--kb-tags", dest="kb_tags", type=parse_tags, metavar="TAG[,TAG]", default=None,
+        help="only problems carrying one of these manifest tags, e.g. conv,norm (default: all).",
+    )
+    group.addoption(
+        "--kb-p", dest="kb_p", type=parse_p, metavar="P", default=None,
+        help="speedup threshold: a speed item passes iff speedup > P; the summary reports "
+        "fast_P (default: 1.0).",
+    )
+    group.addoption(
+        "--kb-trials", dest="kb_trials", type=parse_positive_int, metavar="N", default=None,
+        help="correctness trials, each on freshly drawn inputs (default: 5).",
+    )
+    group.addoption(
+        "--kb-atol", dest="kb_atol", type=parse_tolerance, metavar="X", default=None,
+        help="absolute tolerance (default: 1e-2).",
+    )
+    group.addoption(
+        "--kb-rtol", dest="kb_rtol", type=parse_tolerance, metavar="X", default=None,
+        help="relative tolerance (default: 1e-2).",
+    )
+    group.addoption(
+        "--kb-device", dest="kb_device", type=parse_device, metavar="DEV", default=None,
+        help="auto, cpu, cuda or cuda:N (default: auto = cuda when available, else cpu).",
+    )
+    group.addoption(
+        "--kb-mode", dest="kb_mode", type=parse_mode, metavar="MODE", default=None,
+        help="run models in eval or train mode (default: eval, so dropout and batch norm are "
+        "deterministic).",
+    )
+    group.addoption(
+        "--kb-timeout", dest="kb_timeout", type=parse_seconds, metavar="SECONDS", default=None,
+        help="limit for each stage of each candidate; past it the stage fails with status "
+        "timeout (default: 300).",
+    )
+    group.addoption(
+        "--kb-seed", dest="kb_seed", type=int, metavar="N", default=None,
+        help="base seed for weights and inputs (default: 42).",
+    )
+    group.addoption(
+        "--kb-report", dest="kb_report", metavar="PATH", default=None,
+        help="write the JSON report here (default: ini kb_report, else "
+        "reports/kernelbench.json); 'none' writes nothing.",
+    )
+    ini_help = {
+        "kb_candidates": "candidate folders, one per line",
+        "kb_problems": "problem folder",
+        "kb_level": "levels, e.g. 1,2",
+        "kb_p": "speedup threshold p",
+        "kb_device": "auto, cpu, cuda or cuda:N",
+        "kb_timeout": "per-stage limit in seconds",
+        "kb_report": "JSON report path",
+    }
+    for name, text in ini_help.items():
+        parser.addini(name, text, type="linelist" if name == "kb_candidates" else "string")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything an evaluation needs, resolved from the command line and ini."""
+
+    problems_dir: Path
+    candidate_dirs: tuple[Path, ...]
+    levels: tuple[int, ...] = (1, 2, 3)
+    tags: tuple[str, ...] = ()
+    p: float = 1.0
+    trials: int = 5
+    atol: float = 1e-2
+    rtol: float = 1e-2
+    device: str = "auto"
+    mode: str = "eval"
+    timeout_s: float = 300.0
+    seed: int = 42
+    report_path: Path | None = None
+    time_budget_s: float = 1.0
+    min_rounds: int = 5
+
+
+def read_settings(config: pytest.Config) -> Settings | None:
+    """Validated settings, or None when no candidate set was asked for (plugin stays idle)."""
+    cli_base = Path(config.invocation_params.dir)
+    ini_base = config.inipath.parent if config.inipath else config.rootpath
+
+    def path_option(name: str, default: str) -> tuple[str, Path]:
+        # Command-line paths are relative to where pytest was started, ini paths to the ini file.
+        value = config.getoption(name)
+        if value:
+            return value, cli_base
+        return config.getini(name) or default, ini_base
+
+    def parsed_option(name: str, parse, default):
+        value = config.getoption(name)
+        if value is not None:
+            return value
+        text = config.getini(name)
+        if not text:
+            return default
+        try:
+            return parse(text)
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {name}: {exc}") from None
+
+    if config.getoption("kb_candidates"):
+        raw_sets = [(text, cli_base) for text in config.getoption("kb_candidates")]
+    else:
+        raw_sets = [(text, ini_base) for text in config.getini("kb_candidates")]
+    if not raw_sets:
+        return None
+    candidate_dirs = tuple(_existing_dir(text, base, "--kb-candidates") for text, base in raw_sets)
+    names = [path.name for path in candidate_dirs]
+    if len(set(names)) != len(names):
+        raise pytest.UsageError(
+            f"--kb-candidates: two sets share a folder name ({', '.join(names)}); "
+            "set names come from folder names and must differ"
+        )
+    problems_text, problems_base = path_option("kb_problems", "problems")
+    report_text, report_base = path_option("kb_report", "reports/kernelbench.json")
+    return Settings(
+        problems_dir=_existing_dir(problems_text, problems_base, "--kb-problems"),
+        candidate_dirs=candidate_dirs,
+        levels=parsed_option("kb_level", parse_levels, (1, 2, 3)),
+        tags=config.getoption("kb_tags") or (),
+        p=parsed_option("kb_p", parse_p, 1.0),
+        trials=config.getoption("kb_trials") or 5,
+        atol=_default(config.getoption("kb_atol"), 1e-2),
+        rtol=_default(config.getoption("kb_rtol"), 1e-2),
+        device=parsed_option("kb_device", parse_device, "auto"),
+        mode=config.getoption("kb_mode") or "eval",
+        timeout_s=parsed_option("kb_timeout", parse_seconds, 300.0),
+        seed=_default(config.getoption("kb_seed"), 42),
+        report_path=None if report_text.lower() == "none" else report_base / report_text,
+        time_budget_s=float(_benchmark_option(config, "benchmark_max_time", 1.0)),
+        min_rounds=int(_benchmark_option(config, "benchmark_min_rounds", 5)),
+    )
+
+
+def _default(value, default):
+    return default if value is None else value
+
+
+def _benchmark_option(config: pytest.Config, name: str, default):
+    # Timing budgets follow pytest-benchmark's own options when that plugin is loaded.
+    try:
+        value = config.getoption(name)
+    except ValueError:
+        return default
+    return default if value is None else value
+
+
+def _existing_dir(text: str, base: Path, option: str) -> Path:
+    path = (base / Path(text).expanduser()).resolve()
+    if not path.is_dir():
+        raise pytest.UsageError(f"{option}: no such folder: {text}")
+    return path

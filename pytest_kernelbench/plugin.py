@@ -1,0 +1,182 @@
+"""pytest hooks: thin glue between pytest and the modules that do the work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_kernelbench import discovery, options, report, scoring
+from pytest_kernelbench.manifest import Entry, load_manifest
+
+SUITE_FILE = Path(__file__).with_name("suite.py")
+STAGES = ("test_compile", "test_correct", "test_speed")
+MARKERS = {
+    "kb_compile": "KernelBench stage: import, build and construct the candidate",
+    "kb_correct": "KernelBench stage: compare the candidate's outputs with the reference's",
+    "kb_speed": "KernelBench stage: time the candidate against the eager baseline",
+    "kb_level1": "KernelBench level 1 problem (single operators)",
+    "kb_level2": "KernelBench level 2 problem (fusion chains)",
+    "kb_level3": "KernelBench level 3 problem (full architectures)",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+    settings = options.read_settings(config)
+    if settings is None:
+        return
+    run = KernelBenchRun.start(config, settings)
+    config.stash[RUN_KEY] = run
+    config.pluginmanager.register(run, "kernelbench-run")
+
+
+@pytest.fixture(scope="session")
+def kb_evaluator(request: pytest.FixtureRequest):
+    from pytest_kernelbench.evaluation import Evaluator
+
+    run = request.config.stash[RUN_KEY]
+    evaluator = Evaluator(run.settings, run.device, run.manifest)
+    yield evaluator
+    evaluator.close()
+
+
+class KernelBenchRun:
+    """The state of one evaluation run, registered as a plugin while the run is active."""
+
+    def __init__(self, config: pytest.Config, settings: options.Settings, device: str,
+                 problems: list[discovery.Problem], cases: list[discovery.Case],
+                 manifest: dict):
+        self.config = config
+        self.settings = settings
+        self.device = device
+        self.problems = problems
+        self.cases = cases
+        self.manifest = manifest
+        self.records: dict[tuple, dict] = {}
+
+    @classmethod
+    def start(cls, config: pytest.Config, settings: options.Settings) -> KernelBenchRun:
+        try:
+            problems = discovery.find_problems(settings.problems_dir, settings.levels)
+            sets = {path.name: discovery.find_candidates(path) for path in settings.candidate_dirs}
+        except discovery.DiscoveryError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        manifest = load_manifest(settings.problems_dir)
+        if settings.tags:
+            if not manifest:
+                raise pytest.UsageError(f"--kb-tags: {settings.problems_dir} has no manifest.yaml "
+                                        "to read tags from")
+            wanted = set(settings.tags)
+            problems = [p for p in problems
+                        if wanted & set(manifest.get((p.level, p.problem_id), _NO_ENTRY).tags)]
+        if not problems:
+            raise pytest.UsageError(f"no problems selected in {settings.problems_dir} "
+                                    f"(levels {','.join(map(str, settings.levels))}"
+                                    + (f", tags {','.join(settings.tags)})" if settings.tags else ")"))
+        return cls(config, settings, resolve_device(settings.device), problems,
+                   discovery.pair(problems, sets), manifest)
+
+    # --- collection -----------------------------------------------------------------------
+
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        # `pytest --kb-candidates=X` alone evaluates; it does not also run the folder's tests.
+        if config.args_source != pytest.Config.ArgsSource.ARGS:
+            return True
+        return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list) -> None:
+        ours = []
+        for problem in self.problems:
+            module = pytest.Module.from_parent(session, path=SUITE_FILE, nodeid=problem.key,
+                                               name=problem.key)
+            module.stash[PROBLEM_KEY] = problem
+            ours.extend(session.genitems(module))
+        case_order = {case: index for index, case in enumerate(self.cases)}
+        # Stages of one case run back to back, so the worker keeps the candidate loaded.
+        ours.sort(key=lambda item: (case_order[item.callspec.params["kb_case"]],
+                                    STAGES.index(item.originalname)))
+        items.extend(ours)
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "kb_case" not in metafunc.fixturenames:
+            return
+        problem = metafunc.definition.parent.stash[PROBLEM_KEY]
+        params = [
+            pytest.param(case, id=case.id, marks=[
+                getattr(pytest.mark, f"kb_level{problem.level}"),
+                pytest.mark.xdist_group(f"{problem.key}-{case.id}"),
+            ])
+            for case in self.cases if case.problem == problem
+        ]
+        metafunc.parametrize("kb_case", params)
+
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        # Manifest tags become keywords, so `-k conv` also finds fusion chains that convolve.
+        problem = item.parent.stash.get(PROBLEM_KEY, None) if item.parent else None
+        if problem is not None:
+            entry = self.manifest.get((problem.level, problem.problem_id), _NO_ENTRY)
+            item.extra_keyword_matches.update(entry.tags)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call):
+        report = yield
+        if PROBLEM_KEY in getattr(item.parent, "stash", {}):
+            # Failure headings show the whole id, not just `test_speed[r1-s0]`.
+            path, lineno, _ = report.location
+            report.location = (path, lineno, item.nodeid)
+        return report
+
+    # --- results --------------------------------------------------------------------------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, fragment in report.user_properties:
+            if name != "kernelbench":
+                continue
+            key = (fragment["candidate_set"], fragment["level"], fragment["problem_id"],
+                   fragment["sample"])
+            self.records.setdefault(key, {}).update(fragment)
+
+    def pytest_terminal_summary(self, terminalreporter, config: pytest.Config) -> None:
+        if hasattr(config, "workerinput") or not self.records:
+            return
+        records = list(self.records.values())
+        rows = scoring.summarize(records, report.summary_ps(self.settings.p))
+        if config.get_verbosity() >= -1:
+            terminalreporter.write_sep("=", f"kernelbench: fast_p on {self.device}")
+            for line in report.render_table(rows, self.settings.p).splitlines():
+                terminalreporter.write_line(line)
+        path = self.settings.report_path
+        if path is not None:
+            document = report.build_report(records, rows, self.settings, self.device,
+                                           report.environment())
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(report.dump_json(document))
+            if config.get_verbosity() >= -1:
+                terminalreporter.write_line(f"kernelbench report: {path}")
+
+
+def resolve_device(requested: str) -> str:
+    import torch
+
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise pytest.UsageError(f"--kb-device={requested}: no CUDA device is available")
+        index = int(requested.partition(":")[2] or 0)
+        if index >= torch.cuda.device_count():
+            raise pytest.UsageError(f"--kb-device={requested}: only "
+                                    f"{torch.cuda.device_count()} CUDA device(s)")
+    return requested
+
+
+RUN_KEY = pytest.StashKey[KernelBenchRun]()
+PROBLEM_KEY = pytest.StashKey[discovery.Problem]()
+_NO_ENTRY = Entry()

@@ -1,0 +1,95 @@
+"""Rendering results: the terminal table and the JSON report. Pure: returns strings and dicts."""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from pytest_kernelbench.options import Settings
+from pytest_kernelbench.scoring import SetSummary
+
+SCHEMA_VERSION = 1
+
+
+def summary_ps(p: float) -> list[float]:
+    """The thresholds the table shows: fast_0, fast_1 and the run's own p."""
+    return sorted({0.0, 1.0, p})
+
+
+def format_p(p: float) -> str:
+    return f"{p:g}"
+
+
+def render_table(rows: list[SetSummary], p: float) -> str:
+    from tabulate import tabulate
+
+    ps = summary_ps(p)
+    headers = ["set", "level", "problems", "missing", "compiled", "correct",
+               *[f"fast_{format_p(x)}" for x in ps], "geomean speedup (correct)"]
+    body = []
+    for row in rows:
+        body.append([
+            row.candidate_set, row.level, row.problems, row.missing, row.compiled, row.correct,
+            *[f"{row.fast[x]:.3f}" for x in ps],
+            "-" if row.geomean_speedup is None else f"{row.geomean_speedup:.3f}x",
+        ])
+    return tabulate(body, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+def environment() -> dict:
+    """Where the numbers came from."""
+    import torch
+
+    info = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "gpu": None,
+        "driver": None,
+    }
+    if torch.cuda.is_available():
+        info["gpu"] = torch.cuda.get_device_name()
+        info["driver"] = _driver_version()
+    return info
+
+
+def _driver_version() -> str | None:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.strip().splitlines()[0] if out.strip() else None
+
+
+def build_report(records: list[dict], rows: list[SetSummary], settings: Settings,
+                 device: str, env: dict) -> dict:
+    config = {key: (str(value) if isinstance(value, Path) else value)
+              for key, value in asdict(settings).items()}
+    config["candidate_dirs"] = [str(path) for path in settings.candidate_dirs]
+    config["device"] = device
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "environment": env,
+        "config": config,
+        "summary": [
+            {
+                "candidate_set": row.candidate_set, "level": row.level, "problems": row.problems,
+                "missing": row.missing, "compiled": row.compiled, "correct": row.correct,
+                **{f"fast_{format_p(x)}": row.fast[x] for x in row.fast},
+                "geomean_speedup": row.geomean_speedup,
+            }
+            for row in rows
+        ],
+        "results": sorted(records, key=lambda r: (r["candidate_set"], r["level"],
+                                                   r["problem_id"], r["sample"])),
+    }
+
+
+def dump_json(report: dict) -> str:
+    return json.dumps(report, indent=2, sort_keys=False, default=str) + "\n"

@@ -1,0 +1,106 @@
+"""Framed messages between the pytest process and a sandbox worker.
+
+A message is a JSON header plus raw tensor bytes. Nothing is unpickled: a worker runs untrusted
+candidate code, so whatever it sends back must be decodable without executing anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from typing import Any
+
+HEADER = struct.Struct("<QQ")  # JSON length, payload length
+
+
+def write_message(fd: int, header: dict, blobs: list[bytes] = ()) -> None:  # type: ignore[assignment]
+    head = json.dumps(header).encode()
+    payload = b"".join(blobs)
+    _write_all(fd, HEADER.pack(len(head), len(payload)) + head)
+    _write_all(fd, payload)
+
+
+def read_message(fd: int) -> tuple[dict, memoryview]:
+    """One message; raises EOFError when the other side is gone."""
+    json_len, payload_len = HEADER.unpack(_read_exact(fd, HEADER.size))
+    header = json.loads(_read_exact(fd, json_len))
+    return header, memoryview(_read_exact(fd, payload_len))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _read_exact(fd: int, size: int) -> bytearray:
+    buf = bytearray(size)
+    view = memoryview(buf)
+    got = 0
+    while got < size:
+        n = os.readv(fd, [view[got:]])
+        if n == 0:
+            raise EOFError("peer closed the channel")
+        got += n
+    return buf
+
+
+# --- tensors and nested outputs -------------------------------------------------------------
+
+def encode_value(value: Any, blobs: list[bytes]) -> dict:
+    """A JSON tree describing value; tensor bytes are appended to blobs."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach()
+        cpu = tensor.to("cpu").contiguous()
+        raw = cpu.reshape(-1).view(torch.uint8).numpy().tobytes() if cpu.numel() else b""
+        blobs.append(raw)
+        return {
+            "kind": "tensor",
+            "dtype": str(cpu.dtype).removeprefix("torch."),
+            "shape": list(cpu.shape),
+            "nbytes": len(raw),
+            "device": str(tensor.device),
+            "type": type(value).__name__,
+        }
+    if isinstance(value, (list, tuple)):
+        return {"kind": type(value).__name__, "items": [encode_value(v, blobs) for v in value]}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"kind": "value", "value": value}
+    return {"kind": "other", "type": type(value).__name__}
+
+
+def decode_value(tree: dict, payload: memoryview, offset: list[int]) -> Any:
+    """Inverse of encode_value; offset is a one-element cursor into payload."""
+    import torch
+
+    kind = tree["kind"]
+    if kind == "tensor":
+        dtype = getattr(torch, tree["dtype"], None)
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"unknown dtype {tree['dtype']!r}")
+        start, size = offset[0], int(tree["nbytes"])
+        offset[0] += size
+        raw = torch.frombuffer(bytearray(payload[start:start + size]), dtype=torch.uint8) \
+            if size else torch.empty(0, dtype=torch.uint8)
+        shape = [int(n) for n in tree["shape"]]
+        return raw.view(dtype).reshape(shape)
+    if kind in ("list", "tuple"):
+        items = [decode_value(item, payload, offset) for item in tree["items"]]
+        return items if kind == "list" else tuple(items)
+    if kind == "value":
+        return tree["value"]
+    return Unsupported(tree.get("type", "?"))
+
+
+class Unsupported:
+    """Placeholder for a returned object that is neither tensor, sequence nor scalar."""
+
+    def __init__(self, type_name: str):
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name}>"
