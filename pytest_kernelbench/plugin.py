@@ -127,10 +127,13 @@ class KernelBenchRun:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call):
         report = yield
-        if PROBLEM_KEY in getattr(item.parent, "stash", {}):
-            # Failure headings show the whole id, not just `test_speed[r1-s0]`.
+        problem = item.parent.stash.get(PROBLEM_KEY, None) if item.parent else None
+        if problem is not None:
+            # Headings and skip lines name the problem, not the plugin's own suite.py.
             path, lineno, _ = report.location
             report.location = (path, lineno, item.nodeid)
+            if report.skipped and isinstance(report.longrepr, tuple):
+                report.longrepr = (problem.key, None, report.longrepr[2])
         return report
 
     # --- results --------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from typing import Any
 from pytest_kernelbench import faults, wire
 
 LOG_TAIL_BYTES = 2000
+# Starting a worker (interpreter plus `import torch`) is not charged to any candidate's stage.
+STARTUP_TIMEOUT_S = 120.0
 
 
 @dataclass
@@ -48,7 +50,9 @@ class Sandbox:
     def request(self, header: dict, timeout_s: float) -> Reply | Fault:
         """Send one request and wait for its reply, at most timeout_s seconds."""
         if self.process is None:
-            self._start()
+            started = self._start()
+            if isinstance(started, Fault):
+                return started
         log_start = self._log_size()
         started = time.perf_counter()
         try:
@@ -93,7 +97,7 @@ class Sandbox:
         self.log.close()
         Path(self.log.name).unlink(missing_ok=True)
 
-    def _start(self) -> None:
+    def _start(self) -> Fault | None:
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         self.process = subprocess.Popen(
@@ -107,6 +111,17 @@ class Sandbox:
         os.close(to_worker_r)
         os.close(from_worker_w)
         self.to_worker, self.from_worker = to_worker_w, from_worker_r
+        log_start = self._log_size()
+        try:
+            wire.write_message(self.to_worker, {"op": "ping"})
+            if not self._wait_readable(STARTUP_TIMEOUT_S):
+                self.stop()
+                return Fault(faults.CRASHED, f"the worker did not start within "
+                             f"{STARTUP_TIMEOUT_S:g} s", self._log_since(log_start))
+            wire.read_message(self.from_worker)
+        except (EOFError, OSError):
+            return self._lost(log_start)
+        return None
 
     def _wait_readable(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s

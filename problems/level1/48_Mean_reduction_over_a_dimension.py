@@ -15,7 +15,7 @@ class Model(nn.Module):
         return torch.mean(x, dim=self.dim)
 
 
-batch_size = 8
+batch_size = 16
 dim1 = 4096
 dim2 = 4095
 

@@ -1,0 +1,28 @@
+"""Swish in one Triton pass: eager runs sigmoid and multiply as two kernels (four passes over
+memory); this reads x once and writes the result once."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def swish_kernel(x_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x * tl.sigmoid(x), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        block = 4096
+        swish_kernel[(triton.cdiv(n, block),)](x, out, n, BLOCK=block)
+        return out

@@ -1,0 +1,28 @@
+# Calibration candidate generated from problems/level1/27_SELU_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+"""Elementwise SELU activation."""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Applies SELU elementwise."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.selu(x)
+
+
+batch_size = 4096
+dim = 24576
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim)
+    return [x]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,28 @@
+# Calibration candidate generated from problems/level1/30_Softsign.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+"""Elementwise Softsign activation x / (1 + |x|)."""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Applies Softsign, written as x / (1 + |x|)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x / (1 + torch.abs(x))
+
+
+batch_size = 4096
+dim = 24576
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim)
+    return [x]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,34 @@
+# Calibration candidate generated from problems/level1/35_GroupNorm_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+"""Group normalization of a (N, C, H, W) tensor."""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Applies nn.GroupNorm with num_groups groups over num_features channels."""
+
+    def __init__(self, num_features: int, num_groups: int):
+        super().__init__()
+        self.gn = nn.GroupNorm(num_groups=num_groups, num_channels=num_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.gn(x)
+
+
+batch_size = 7
+features = 64
+num_groups = 8
+dim1 = 512
+dim2 = 512
+
+
+def get_inputs():
+    scale = torch.rand(batch_size, features, 1, 1) * 1.5 + 0.5
+    shift = torch.randn(batch_size, features, 1, 1)
+    x = torch.randn(batch_size, features, dim1, dim2) * scale + shift
+    return [x]
+
+
+def get_init_inputs():
+    return [features, num_groups]

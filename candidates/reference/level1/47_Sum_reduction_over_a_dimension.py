@@ -1,0 +1,31 @@
+# Calibration candidate generated from problems/level1/47_Sum_reduction_over_a_dimension.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+"""Sum reduction over one dimension, keeping it."""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Sums x over a configurable dimension with keepdim=True."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sum(x, dim=self.dim, keepdim=True)
+
+
+batch_size = 8
+dim1 = 4096
+dim2 = 4095
+reduce_dim = 1
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim1, dim2)
+    return [x]
+
+
+def get_init_inputs():
+    return [reduce_dim]

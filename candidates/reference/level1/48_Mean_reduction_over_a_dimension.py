@@ -1,0 +1,30 @@
+# Calibration candidate generated from problems/level1/48_Mean_reduction_over_a_dimension.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+"""Mean reduction over one dimension."""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Averages x over a configurable dimension."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.mean(x, dim=self.dim)
+
+
+batch_size = 8
+dim1 = 4096
+dim2 = 4095
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim1, dim2)
+    return [x]
+
+
+def get_init_inputs():
+    return [1]

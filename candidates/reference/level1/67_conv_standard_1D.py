@@ -1,0 +1,50 @@
+# Calibration candidate generated from problems/level1/67_conv_standard_1D.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+"""Standard 1D convolution."""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Conv1d over a long sequence."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int,
+        stride: int = 1,
+        padding: int = 0,
+        dilation: int = 1,
+        groups: int = 1,
+        bias: bool = False,
+    ):
+        super().__init__()
+        self.conv1d = nn.Conv1d(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            groups=groups,
+            bias=bias,
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv1d(x)
+
+
+batch_size = 8
+in_channels = 64
+out_channels = 128
+kernel_size = 3
+length = 131072
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, length)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]

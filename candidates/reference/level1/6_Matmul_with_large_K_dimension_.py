@@ -1,0 +1,30 @@
+# Calibration candidate generated from problems/level1/6_Matmul_with_large_K_dimension_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+"""Matrix multiplication with a small (M, N) output and a very large reduction dimension K."""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Single matrix multiplication dominated by the reduction over K."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(A, B)
+
+
+M = 256
+N = 256
+K = 524288
+
+
+def get_inputs():
+    A = torch.randn(M, K)
+    B = torch.randn(K, N)
+    return [A, B]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,29 @@
+# Calibration candidate generated from problems/level1/88_MinGPTNewGelu.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+"""GELU with the tanh approximation, written out as in minGPT (NewGELU)."""
+
+import math
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+batch_size = 8192
+dim = 8192
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,29 @@
+# Calibration candidate generated from problems/level1/89_cumsum.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+"""Inclusive prefix sum along one dimension."""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """torch.cumsum along `dim`."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cumsum(x, dim=self.dim)
+
+
+batch_size = 4096
+input_shape = (32768,)
+dim = 1
+
+
+def get_inputs():
+    return [torch.rand(batch_size, *input_shape)]
+
+
+def get_init_inputs():
+    return [dim]

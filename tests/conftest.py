@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).parent / "examples"
+
+
+class KernelBenchRunner:
+    """Runs an inner pytest over the example problems with chosen candidate sets."""
+
+    def __init__(self, pytester: pytest.Pytester):
+        self.pytester = pytester
+        self.plugin_args = ["-p", "pytest_kernelbench.plugin", "-p", "pytest_benchmark.plugin"]
+
+    def run(self, *sets: str, args: tuple[str, ...] = (), problems: str = "problems"):
+        argv = [*self.plugin_args, f"--kb-problems={EXAMPLES / problems}", "--kb-report=report.json",
+                "--benchmark-max-time=0.001", "--benchmark-min-rounds=2", "-p", "no:cacheprovider"]
+        argv += [f"--kb-candidates={EXAMPLES / 'candidates' / name}" for name in sets]
+        return self.pytester.runpytest(*argv, *args)
+
+    def report(self) -> dict:
+        return json.loads((self.pytester.path / "report.json").read_text())
+
+    def records(self) -> dict[tuple[str, int, str], dict]:
+        """(set, problem id, sample) -> record."""
+        return {(r["candidate_set"], r["problem_id"], r["sample"]): r
+                for r in self.report()["results"]}
+
+
+@pytest.fixture
+def kb(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> KernelBenchRunner:
+    # Inner runs see only this plugin and the ones a test names, not whatever is installed.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    return KernelBenchRunner(pytester)

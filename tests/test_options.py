@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from pytest_kernelbench import options
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("1", (1,)), ("1,2", (1, 2)), ("3,1,3", (1, 3)), (" 2 ", (2,)),
+])
+def test_levels_parse_to_sorted_tuples(text, expected):
+    assert options.parse_levels(text) == expected
+
+
+@pytest.mark.parametrize("text", ["0", "4", "one", "1,,2", ""])
+def test_unknown_levels_are_rejected(text):
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown level"):
+        options.parse_levels(text)
+
+
+@pytest.mark.parametrize(("parse", "text", "message"), [
+    (options.parse_p, "-1", "p must be >= 0"),
+    (options.parse_p, "fast", "p must be a number"),
+    (options.parse_tolerance, "-0.1", "tolerance must be >= 0"),
+    (options.parse_positive_int, "0", ">= 1"),
+    (options.parse_seconds, "0", "seconds > 0"),
+    (options.parse_device, "gpu", "unknown device"),
+    (options.parse_mode, "inference", "mode must be"),
+])
+def test_bad_values_get_a_message_a_person_can_act_on(parse, text, message):
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        parse(text)
+
+
+@pytest.mark.parametrize("text", ["auto", "cpu", "cuda", "cuda:1"])
+def test_known_devices_parse(text):
+    assert options.parse_device(text) == text
+
+
+def test_help_lists_every_option(kb):
+    result = kb.pytester.runpytest(*kb.plugin_args, "--help")
+    text = result.stdout.str()
+    assert "KernelBench kernel evaluation:" in text
+    for name in ["--kb-candidates=DIR", "--kb-problems=DIR", "--kb-level=N[,N]", "--kb-p=P",
+                 "--kb-trials=N", "--kb-atol=X", "--kb-rtol=X", "--kb-device=DEV",
+                 "--kb-mode=MODE", "--kb-timeout=SECONDS", "--kb-report=PATH",
+                 "--kb-tags=TAG[,TAG]", "--kb-seed=N"]:
+        assert name in text
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--kb-level=4"], "*--kb-level: unknown level '4'*"),
+    (["--kb-p=-1"], "*--kb-p: p must be >= 0*"),
+    (["--kb-problems=no/such/folder"], "*--kb-problems: no such folder: no/such/folder*"),
+    (["--kb-candidates=no/such/set"], "*--kb-candidates: no such folder: no/such/set*"),
+])
+def test_bad_options_are_one_line_usage_errors(kb, args, message):
+    result = kb.run("good", args=tuple(args))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_without_candidates_the_plugin_stays_idle(kb):
+    kb.pytester.makepyfile("def test_plain():\n    assert 1 + 1 == 2\n")
+    result = kb.pytester.runpytest(*kb.plugin_args)
+    result.assert_outcomes(passed=1)
+    assert "kernelbench" not in result.stdout.str()

@@ -1,0 +1,167 @@
+from __future__ import annotations
+
+import pytest
+
+STAGES = ("test_compile", "test_correct", "test_speed")
+
+
+def test_items_are_listed_with_readable_ids(kb):
+    result = kb.run("good", args=("--collect-only", "-q"))
+    ids = [f"level1/1_Scale::{stage}[good-s0]" for stage in STAGES]
+    ids += [f"level2/1_Linear_ReLU::{stage}[good-s0]" for stage in STAGES]
+    result.stdout.fnmatch_lines(ids[:3], consecutive=True)
+    result.stdout.fnmatch_lines(ids[3:], consecutive=True)
+    result.stdout.fnmatch_lines(["*12 tests collected*"])
+
+
+@pytest.mark.parametrize(("args", "count"), [
+    (("-k", "ReLU"), 6),
+    (("-k", "Scale and good"), 3),
+    (("-m", "kb_compile"), 4),
+    (("-m", "kb_level2"), 3),
+    (("--kb-level=2",), 3),
+])
+def test_keyword_marker_and_level_selection(kb, args, count):
+    result = kb.run("good", args=("--collect-only", "-q", *args))
+    result.stdout.fnmatch_lines([f"*{count}/12 tests collected*" if "-k" in args or "-m" in args
+                                 else f"*{count} tests collected*"])
+
+
+def test_a_good_set_compiles_and_passes_correctness(kb):
+    result = kb.run("good", args=("--kb-p=0",))
+    result.assert_outcomes(passed=9, skipped=3)
+    result.stdout.fnmatch_lines([
+        "*kernelbench: fast_p on cpu*",
+        "| set *| level *| problems *| missing *| compiled *| correct *| fast_0 *| fast_1 *|*",
+        "*",
+        "| good *| 1 *| 3 *| 1 *| 2 *| 2 *| 0.667 *|*",
+        "| good *| 2 *| 1 *| 0 *| 1 *| 1 *| 1.000 *|*",
+    ], consecutive=True)
+
+
+def test_the_json_report_holds_environment_config_and_one_record_per_sample(kb):
+    kb.run("good", "upstream_run", args=("--kb-trials=2",))
+    report = kb.report()
+    assert {"environment", "config", "results", "summary"} <= set(report)
+    assert report["environment"]["torch"]
+    assert report["config"]["trials"] == 2
+    records = kb.records()
+    scale = records[("good", 1, "s0")]
+    for key in ("level", "problem_id", "problem", "candidate_set", "sample", "compiled",
+                "correct", "speedup", "baseline_time", "candidate_time", "status", "error"):
+        assert key in scale
+    assert scale["compiled"] and scale["correct"] and scale["status"] == "passed"
+    assert scale["speedup"] > 0 and scale["baseline_time"] > 0 and scale["candidate_time"] > 0
+    wrong = records[("upstream_run", 1, "s1")]
+    assert (wrong["correct"], wrong["status"], wrong["speedup"]) == (False, "mismatch", None)
+    missing = records[("upstream_run", 3, "missing")]
+    assert missing["status"] == "missing" and not missing["compiled"]
+
+
+def test_speed_items_pass_only_above_p(kb):
+    result = kb.run("good", args=("-m", "kb_speed", "--kb-p=1000"))
+    result.stdout.fnmatch_lines(["*[[]slower[]] speedup * is not above p=1000*"])
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] == 3 and outcomes["skipped"] == 1
+
+
+def test_missing_candidates_are_skipped_and_count_against_fast_p(kb):
+    result = kb.run("upstream_run", args=("--kb-level=1", "--kb-p=0", "-rfs"))
+    result.stdout.fnmatch_lines(["*SKIPPED*set upstream_run has no candidate for level1/3_WideSoftmax*"])
+    result.stdout.fnmatch_lines(["| upstream_run *| 1 *| 3 *| 1 *| 2 *| 2 *|*"])
+
+
+BROKEN = {
+    "syntax_error": ("test_compile", "syntax_error", "SyntaxError"),
+    "import_error": ("test_compile", "import_error",
+                     "No module named 'kernel_library_that_does_not_exist'"),
+    "no_model_new": ("test_compile", "no_model_new", "defines no class ModelNew"),
+    "init_error": ("test_compile", "init_error", "ValueError: weights not found"),
+    "forward_error": ("test_correct", "runtime_error", "kernel launch failed: bad grid"),
+    "wrong_values": ("test_correct", "mismatch", "1536 of 1536 elements"),
+    "wrong_shape": ("test_correct", "shape_mismatch", "shape (32, 47), expected (32, 48)"),
+    "wrong_dtype": ("test_correct", "dtype_mismatch", "dtype torch.float64"),
+    "nan_output": ("test_correct", "nan_inf", "NaN/Inf"),
+    "returns_zeros": ("test_correct", "mismatch", "worst at"),
+    "exits_in_forward": ("test_correct", "exited", "candidate called exit(3)"),
+    "hard_exit": ("test_correct", "exited", "exit code 7"),
+    "segfault": ("test_correct", "crashed", "SIGSEGV"),
+    "hangs": ("test_correct", "timeout", "no answer within 3 s"),
+}
+
+
+
+
+@pytest.fixture
+def broken(kb):
+    result = kb.run("broken", args=("--kb-level=1", "-k", "ReLU", "--kb-timeout=3", "-rfs",
+                                    "--kb-trials=1"))
+    return result, kb.records()
+
+
+def test_every_failure_kind_gets_its_status_and_message_and_the_run_goes_on(broken):
+    result, records = broken
+    for sample, (stage, status, text) in BROKEN.items():
+        record = records[("broken", 2, sample)]
+        assert record["status"] == status, (sample, record)
+        assert text in record["error"], (sample, record["error"])
+        result.stdout.fnmatch_lines([f"FAILED level1/2_ReLU::{stage}[[]broken-{sample}[]]*"])
+    # Later stages are skipped with the reason, not failed again.
+    result.stdout.fnmatch_lines(["*SKIPPED*compile failed (syntax_error)*"])
+    result.stdout.fnmatch_lines(["*SKIPPED*correct failed (crashed)*"])
+    assert result.parseoutcomes()["failed"] == len(BROKEN)
+
+
+def test_a_cuda_only_candidate_is_skipped_on_cpu(broken):
+    result, records = broken
+    assert records[("broken", 2, "needs_cuda")]["status"] == "unsupported_device"
+    result.stdout.fnmatch_lines(["*SKIPPED*CUDA-only candidate: needs a CUDA device*"])
+
+
+def test_zeros_do_not_pass_a_problem_with_tiny_outputs(kb):
+    kb.run("cheats", args=("-k", "WideSoftmax", "--kb-trials=1"))
+    record = kb.records()[("cheats", 3, "s0")]
+    assert record["status"] == "mismatch"
+    assert "whole-tensor relative error" in record["error"]
+
+
+def test_a_triton_candidate_runs_under_the_interpreter_on_cpu(kb):
+    kb.run("triton", args=("-k", "ReLU", "--kb-trials=2"))
+    record = kb.records()[("triton", 2, "s0")]
+    assert record["correct"] and record["speedup"] > 0
+
+
+def test_cpp_extensions_build_and_a_build_error_shows_the_compiler_line(kb, tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
+    kb.run("cpp_ext", args=("--kb-level=1", "--kb-timeout=600", "--kb-trials=2"))
+    records = kb.records()
+    assert records[("cpp_ext", 2, "s0")]["correct"]
+    broken = records[("cpp_ext", 1, "s0")]
+    assert broken["status"] == "compile_error"
+    assert "build failed" in broken["error"] and "error" in broken["error"]
+    assert len(broken["error"]) < 400
+
+
+def test_speed_numbers_reach_pytest_benchmark(kb):
+    kb.run("good", args=("-m", "kb_speed", "--kb-p=0", "--benchmark-json=bench.json"))
+    import json
+
+    data = json.loads((kb.pytester.path / "bench.json").read_text())
+    names = {b["fullname"]: b for b in data["benchmarks"]}
+    bench = names["level1/1_Scale::test_speed[good-s0]"]
+    assert bench["group"] == "level1/1_Scale"
+    assert bench["extra_info"]["speedup"] > 0
+    assert bench["stats"]["rounds"] >= 2
+
+
+def test_under_xdist_speedups_still_reach_the_summary_and_report(kb):
+    kb.plugin_args += ["-p", "xdist.plugin"]
+    result = kb.run("good", args=("-n", "2", "--kb-p=0", "--kb-trials=1"))
+    result.stdout.fnmatch_lines(["| good *| 1 *| 3 *| 1 *| 2 *| 2 *|*"])
+    assert kb.records()[("good", 1, "s0")]["speedup"] > 0
+
+
+def test_a_run_from_a_folder_with_its_own_tests_only_evaluates(kb):
+    kb.pytester.makepyfile(test_unrelated="def test_x():\n    assert False\n")
+    result = kb.run("good", args=("--collect-only", "-q"))
+    assert "test_unrelated" not in result.stdout.str()
