@@ -52,7 +52,7 @@ class Evaluator:
         self.overrides = overrides or {}
         self.device = device
         env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
-        self.sandbox = Sandbox(env)
+        self.sandbox = Sandbox(env, device)
         self._done: dict[tuple[Case, str], Outcome] = {}
         self._problem_path: Path | None = None
         self._problem: Any = None

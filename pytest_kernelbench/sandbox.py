@@ -41,8 +41,10 @@ class Reply:
 
 
 class Sandbox:
-    def __init__(self, env: dict[str, str] | None = None):
+    def __init__(self, env: dict[str, str] | None = None, device: str = "cpu"):
         self.env = {**os.environ, **(env or {})}
+        self.device = device
+        self.cuda_ipc = False  # probed at each start: outputs then skip the trip through host memory
         self.process: subprocess.Popen | None = None
         self.log = tempfile.NamedTemporaryFile(prefix="kb-worker-", suffix=".log", delete=False)
         self.to_worker = self.from_worker = -1
@@ -55,6 +57,7 @@ class Sandbox:
                 return started
         log_start = self._log_size()
         started = time.perf_counter()
+        header = {**header, "cuda_ipc": self.cuda_ipc}
         try:
             wire.write_message(self.to_worker, header)
             if not self._wait_readable(timeout_s):
@@ -121,7 +124,23 @@ class Sandbox:
             wire.read_message(self.from_worker)
         except (EOFError, OSError):
             return self._lost(log_start)
+        if self.device.startswith("cuda"):
+            self.cuda_ipc = self._probe_cuda_ipc()
         return None
+
+    def _probe_cuda_ipc(self) -> bool:
+        import torch
+
+        try:
+            wire.write_message(self.to_worker, {"op": "ipc_probe", "device": self.device})
+            if not self._wait_readable(STARTUP_TIMEOUT_S):
+                return False
+            reply, payload = wire.read_message(self.from_worker)
+            value = wire.decode_value(reply["output"], payload, [0])
+            expected = torch.arange(64, dtype=torch.float32, device=value.device)
+            return bool(torch.equal(value, expected))
+        except Exception:  # noqa: BLE001 - any failure means: send bytes instead
+            return False
 
     def _wait_readable(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s

@@ -6,6 +6,7 @@ candidate code, so whatever it sends back must be decodable without executing an
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import struct
@@ -49,10 +50,16 @@ def _read_exact(fd: int, size: int) -> bytearray:
 
 # --- tensors and nested outputs -------------------------------------------------------------
 
-def encode_value(value: Any, blobs: list[bytes]) -> dict:
-    """A JSON tree describing value; tensor bytes are appended to blobs."""
+def encode_value(value: Any, blobs: list[bytes], keep_alive: list | None = None) -> dict:
+    """A JSON tree describing value; tensor bytes are appended to blobs.
+
+    With keep_alive given, CUDA tensors travel as CUDA IPC handles instead of bytes (no copy
+    through host memory); the sender must hold keep_alive until the receiver has copied them.
+    """
     import torch
 
+    if isinstance(value, torch.Tensor) and keep_alive is not None and value.is_cuda:
+        return _share_cuda(value, keep_alive)
     if isinstance(value, torch.Tensor):
         tensor = value.detach()
         cpu = tensor.to("cpu").contiguous()
@@ -67,7 +74,8 @@ def encode_value(value: Any, blobs: list[bytes]) -> dict:
             "type": type(value).__name__,
         }
     if isinstance(value, (list, tuple)):
-        return {"kind": type(value).__name__, "items": [encode_value(v, blobs) for v in value]}
+        return {"kind": type(value).__name__,
+                "items": [encode_value(v, blobs, keep_alive) for v in value]}
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"kind": "value", "value": value}
     return {"kind": "other", "type": type(value).__name__}
@@ -88,12 +96,58 @@ def decode_value(tree: dict, payload: memoryview, offset: list[int]) -> Any:
             if size else torch.empty(0, dtype=torch.uint8)
         shape = [int(n) for n in tree["shape"]]
         return raw.view(dtype).reshape(shape)
+    if kind == "cuda_ipc":
+        return _open_cuda(tree)
     if kind in ("list", "tuple"):
         items = [decode_value(item, payload, offset) for item in tree["items"]]
         return items if kind == "list" else tuple(items)
     if kind == "value":
         return tree["value"]
     return Unsupported(tree.get("type", "?"))
+
+
+def _share_cuda(value, keep_alive: list) -> dict:
+    tensor = value.detach().contiguous()
+    keep_alive.append(tensor)
+    (device, handle, size_bytes, offset_bytes, counter_handle, counter_offset, event_handle,
+     event_sync) = tensor.untyped_storage()._share_cuda_()
+    return {
+        "kind": "cuda_ipc", "dtype": str(tensor.dtype).removeprefix("torch."),
+        "shape": list(tensor.shape), "storage_offset": tensor.storage_offset(),
+        "device": device, "handle": _b64(handle), "size_bytes": size_bytes,
+        "offset_bytes": offset_bytes, "counter_handle": _b64(counter_handle),
+        "counter_offset": counter_offset, "event_handle": _b64(event_handle),
+        "event_sync": bool(event_sync), "type": type(value).__name__,
+    }
+
+
+def _open_cuda(tree: dict):
+    """Map a tensor shared by another process and copy it into memory of our own."""
+    import torch
+
+    dtype = getattr(torch, tree["dtype"], None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"unknown dtype {tree['dtype']!r}")
+    shape = [int(n) for n in tree["shape"]]
+    device = torch.device("cuda", int(tree["device"]))
+    if int(tree["size_bytes"]) == 0:
+        return torch.empty(shape, dtype=dtype, device=device)
+    torch.cuda._lazy_init()
+    storage = torch.UntypedStorage._new_shared_cuda(
+        int(tree["device"]), _unb64(tree["handle"]), int(tree["size_bytes"]),
+        int(tree["offset_bytes"]), _unb64(tree["counter_handle"]), int(tree["counter_offset"]),
+        _unb64(tree["event_handle"]), bool(tree["event_sync"]))
+    view = torch.empty(0, dtype=dtype, device=device)
+    view.set_(storage, int(tree["storage_offset"]), shape)
+    return view.clone()
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode()
+
+
+def _unb64(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)
 
 
 class Unsupported:

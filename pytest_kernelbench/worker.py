@@ -37,12 +37,19 @@ class CandidateFault(Exception):
 class Worker:
     def __init__(self) -> None:
         self.loaded: Loaded | None = None
+        self.shared: list = []  # tensors the parent may still be copying out over CUDA IPC
 
     def handle(self, request: dict) -> tuple[dict, list[bytes]]:
         op = request["op"]
+        self.shared = []
         try:
             if op == "ping":
                 return {"ok": True, "pid": os.getpid()}, []
+            if op == "ipc_probe":
+                import torch
+
+                probe = torch.arange(64, dtype=torch.float32, device=request["device"])
+                return {"ok": True, "output": wire.encode_value(probe, [], self.shared)}, []
             loaded = self.load(request)
             if op == "load":
                 return {"ok": True}, []
@@ -98,7 +105,8 @@ class Worker:
 
         output = guarded(forward, "forward", request["candidate"])
         blobs: list[bytes] = []
-        tree = wire.encode_value(output, blobs)
+        keep_alive = self.shared if request.get("cuda_ipc") else None
+        tree = wire.encode_value(output, blobs, keep_alive)
         return {"ok": True, "output": tree}, blobs
 
     def time(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:

@@ -1,11 +1,11 @@
-"""Linear layer, subtract a learned vector, mean over features, logsumexp, GELU, add the input back."""
+"""Linear layer, subtract a learned vector, feature mean, logsumexp, GELU, add the input back."""
 
 import torch
 import torch.nn as nn
 
 
 class Model(nn.Module):
-    """Gemm -> subtract parameter -> global average over features -> logsumexp -> GELU -> residual add."""
+    """Gemm -> subtract parameter -> mean over features -> logsumexp -> GELU -> residual add."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True):
         super().__init__()

@@ -1,11 +1,11 @@
-"""3D transposed convolution, logsumexp over channels, hard-swish, subtract a bias, clamp to [-3, 3]."""
+"""3D transposed conv, logsumexp over channels, hard-swish, subtract a bias, clamp to [-3, 3]."""
 
 import torch
 import torch.nn as nn
 
 
 class Model(nn.Module):
-    """ConvTranspose3d -> logsumexp(dim=1) -> x * sigmoid(x + 3) / 6 -> subtract parameter -> clamp."""
+    """ConvTranspose3d -> logsumexp(dim=1) -> x * sigmoid(x + 3) / 6 -> subtract bias -> clamp."""
 
     def __init__(
         self,

@@ -7,7 +7,9 @@ import torch.nn as nn
 class Model(nn.Module):
     """Conv2d -> AvgPool2d -> sigmoid -> sum over (C, H, W)."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, pool_kernel_size: int):
+    def __init__(
+        self, in_channels: int, out_channels: int, kernel_size: int, pool_kernel_size: int
+    ):
         super().__init__()
         self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
         self.avg_pool = nn.AvgPool2d(pool_kernel_size)

@@ -5,7 +5,7 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """Matmul -> Dropout (identity in eval mode) -> softmax(dim=1)."""
+    """Matmul -> Dropout (p=0: deterministic in train and eval mode) -> softmax(dim=1)."""
 
     def __init__(self, in_features: int, out_features: int, dropout_p: float):
         super().__init__()
@@ -21,7 +21,7 @@ class Model(nn.Module):
 batch_size = 128
 in_features = 16384
 out_features = 16384
-dropout_p = 0.2
+dropout_p = 0.0
 
 
 def get_inputs():

@@ -7,7 +7,9 @@ import torch.nn as nn
 class Model(nn.Module):
     """Conv2d -> BatchNorm2d -> multiply by a scalar."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, scaling_factor: float):
+    def __init__(
+        self, in_channels: int, out_channels: int, kernel_size: int, scaling_factor: float
+    ):
         super().__init__()
         self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
         self.bn = nn.BatchNorm2d(out_channels)

@@ -1,11 +1,11 @@
-"""3D transposed convolution, LeakyReLU, multiply by a learned per-channel factor, LeakyReLU, max pooling."""
+"""3D transposed conv, LeakyReLU, learned per-channel multiply, LeakyReLU, then max pooling."""
 
 import torch
 import torch.nn as nn
 
 
 class Model(nn.Module):
-    """ConvTranspose3d -> LeakyReLU(0.2) -> multiply by a (C, 1, 1, 1) parameter -> LeakyReLU(0.2) -> MaxPool3d(2)."""
+    """ConvTranspose3d -> LeakyReLU(0.2) -> x * multiplier -> LeakyReLU(0.2) -> MaxPool3d(2)."""
 
     def __init__(
         self,
@@ -56,4 +56,12 @@ def get_inputs():
 
 
 def get_init_inputs():
-    return [in_channels, out_channels, kernel_size, stride, padding, output_padding, multiplier_shape]
+    return [
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        output_padding,
+        multiplier_shape,
+    ]

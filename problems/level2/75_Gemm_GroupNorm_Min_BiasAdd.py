@@ -5,7 +5,7 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """Gemm -> GroupNorm -> min over features (keepdim) -> add a (1, C, 1, 1) bias (broadcasts to 4D)."""
+    """Gemm -> GroupNorm -> min over features (keepdim) -> add a (1, C, 1, 1) bias (gives 4D)."""
 
     def __init__(self, in_features: int, out_features: int, num_groups: int, bias_shape):
         super().__init__()

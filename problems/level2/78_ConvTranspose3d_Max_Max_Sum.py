@@ -7,7 +7,9 @@ import torch.nn as nn
 class Model(nn.Module):
     """ConvTranspose3d -> MaxPool3d(2) -> MaxPool3d(3) -> sum over channels (keepdim)."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int, padding: int):
+    def __init__(
+        self, in_channels: int, out_channels: int, kernel_size: int, stride: int, padding: int
+    ):
         super().__init__()
         self.conv_transpose = nn.ConvTranspose3d(
             in_channels, out_channels, kernel_size, stride=stride, padding=padding

@@ -5,7 +5,7 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """Conv3d -> x * multiplier -> InstanceNorm3d -> clamp -> x * multiplier -> max over channels."""
+    """Conv3d -> x * multiplier -> InstanceNorm3d -> clamp -> x * multiplier -> channel max."""
 
     def __init__(
         self,

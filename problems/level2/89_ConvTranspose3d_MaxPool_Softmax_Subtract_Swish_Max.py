@@ -1,11 +1,11 @@
-"""3D transposed convolution, max pooling, channel softmax, subtract a learned vector, Swish, max over channels."""
+"""3D transposed conv, max pooling, channel softmax, subtract a vector, Swish, channel max."""
 
 import torch
 import torch.nn as nn
 
 
 class Model(nn.Module):
-    """ConvTranspose3d -> MaxPool3d -> softmax(dim=1) -> subtract per-channel parameter -> Swish -> max(dim=1)."""
+    """ConvTranspose3d -> MaxPool3d -> softmax(dim=1) -> subtract -> Swish -> max(dim=1)."""
 
     def __init__(
         self,

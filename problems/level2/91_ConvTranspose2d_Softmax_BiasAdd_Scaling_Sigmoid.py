@@ -5,7 +5,7 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """ConvTranspose2d -> softmax(dim=1) -> add a (C, 1, 1) bias -> multiply by a scalar -> sigmoid."""
+    """ConvTranspose2d -> softmax(dim=1) -> add a (C, 1, 1) bias -> scale -> sigmoid."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""2D convolution, group norm, tanh, HardSwish, residual add of the conv output, logsumexp over channels."""
+"""2D conv, group norm, tanh, HardSwish, add the conv output back, logsumexp over channels."""
 
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-"""2D transposed convolution, add a constant, minimum with zero, GELU, then multiply by a constant."""
+"""2D transposed convolution, add a constant, minimum with zero, GELU, multiply by a constant."""
 
 import torch
 import torch.nn as nn

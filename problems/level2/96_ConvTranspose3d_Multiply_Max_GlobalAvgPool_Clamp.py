@@ -5,7 +5,7 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """ConvTranspose3d -> multiply by a scalar -> MaxPool3d -> AdaptiveAvgPool3d(1) -> clamp(0, 1)."""
+    """ConvTranspose3d -> scale -> MaxPool3d -> AdaptiveAvgPool3d(1) -> clamp(0, 1)."""
 
     def __init__(
         self,

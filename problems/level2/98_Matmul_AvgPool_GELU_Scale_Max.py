@@ -5,9 +5,11 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """Matmul -> AvgPool1d over the feature axis -> GELU -> multiply by a scalar -> max over features."""
+    """Matmul -> AvgPool1d over features -> GELU -> multiply by a scalar -> max over features."""
 
-    def __init__(self, in_features: int, out_features: int, pool_kernel_size: int, scale_factor: float):
+    def __init__(
+        self, in_features: int, out_features: int, pool_kernel_size: int, scale_factor: float
+    ):
         super().__init__()
         self.matmul = nn.Linear(in_features, out_features)
         self.avg_pool = nn.AvgPool1d(kernel_size=pool_kernel_size)

@@ -1,4 +1,4 @@
-"""ShuffleNet (v1-style) image classifier: grouped 1x1 convs, channel shuffle and depthwise 3x3 convs."""
+"""ShuffleNet (v1-style) classifier: grouped 1x1 convs, channel shuffle and depthwise 3x3 convs."""
 
 import torch
 import torch.nn as nn
@@ -80,7 +80,9 @@ class Model(nn.Module):
         self.fc = nn.Linear(1024, num_classes)
 
     @staticmethod
-    def _make_stage(in_channels: int, out_channels: int, repeats: int, groups: int) -> nn.Sequential:
+    def _make_stage(
+        in_channels: int, out_channels: int, repeats: int, groups: int
+    ) -> nn.Sequential:
         layers = [ShuffleNetUnit(in_channels, out_channels, groups)]
         for _ in range(1, repeats):
             layers.append(ShuffleNetUnit(out_channels, out_channels, groups))

@@ -1,4 +1,4 @@
-"""One step of a vanilla RNN cell with a wide hidden state: h = tanh(W_ih [x, h0] + b), y = W_ho h + b."""
+"""One step of a wide vanilla RNN cell: h = tanh(W_ih [x, h0] + b_ih), y = W_ho h + b_ho."""
 
 import torch
 import torch.nn as nn

@@ -5,7 +5,7 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """For each time step: concatenate input and hidden -> Linear -> Tanh -> Linear; stack outputs."""
+    """Per time step: concatenate input and hidden -> Linear -> Tanh -> Linear; stack outputs."""
 
     def __init__(self, input_size: int, hidden_size: int, output_size: int):
         super().__init__()

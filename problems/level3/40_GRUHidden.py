@@ -5,7 +5,8 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """nn.GRU (sequence first) with initial state h0 -> final hidden states (num_layers, batch, hidden_size)."""
+    """nn.GRU (sequence first) with initial state h0 -> final hidden states
+    (num_layers, batch, hidden_size)."""
 
     def __init__(
         self,

@@ -12,7 +12,9 @@ class Model(nn.Module):
     """Linear -> split Q, K, V into heads -> scaled Q K^T -> causal mask -> softmax -> dropout
     -> attention @ V -> merge heads -> Linear -> dropout."""
 
-    def __init__(self, n_embd: int, n_head: int, attn_pdrop: float, resid_pdrop: float, max_seqlen: int):
+    def __init__(
+        self, n_embd: int, n_head: int, attn_pdrop: float, resid_pdrop: float, max_seqlen: int
+    ):
         super().__init__()
         assert n_embd % n_head == 0
         self.c_attn = nn.Linear(n_embd, 3 * n_embd)
@@ -20,7 +22,8 @@ class Model(nn.Module):
         self.attn_dropout = nn.Dropout(attn_pdrop)
         self.resid_dropout = nn.Dropout(resid_pdrop)
         self.register_buffer(
-            "bias", torch.tril(torch.ones(max_seqlen, max_seqlen)).view(1, 1, max_seqlen, max_seqlen)
+            "bias",
+            torch.tril(torch.ones(max_seqlen, max_seqlen)).view(1, 1, max_seqlen, max_seqlen),
         )
         self.n_head = n_head
         self.n_embd = n_embd

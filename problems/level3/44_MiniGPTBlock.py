@@ -12,13 +12,19 @@ class NewGELU(nn.Module):
     """GELU, tanh approximation (as in GPT-2 / BERT)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+        return (
+            0.5
+            * x
+            * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+        )
 
 
 class CausalSelfAttention(nn.Module):
     """Fused QKV Linear -> causal masked softmax attention -> output Linear."""
 
-    def __init__(self, n_embd: int, n_head: int, attn_pdrop: float, resid_pdrop: float, max_seqlen: int):
+    def __init__(
+        self, n_embd: int, n_head: int, attn_pdrop: float, resid_pdrop: float, max_seqlen: int
+    ):
         super().__init__()
         assert n_embd % n_head == 0
         self.c_attn = nn.Linear(n_embd, 3 * n_embd)
@@ -26,7 +32,8 @@ class CausalSelfAttention(nn.Module):
         self.attn_dropout = nn.Dropout(attn_pdrop)
         self.resid_dropout = nn.Dropout(resid_pdrop)
         self.register_buffer(
-            "bias", torch.tril(torch.ones(max_seqlen, max_seqlen)).view(1, 1, max_seqlen, max_seqlen)
+            "bias",
+            torch.tril(torch.ones(max_seqlen, max_seqlen)).view(1, 1, max_seqlen, max_seqlen),
         )
         self.n_head = n_head
         self.n_embd = n_embd
@@ -51,7 +58,9 @@ class Model(nn.Module):
     """x + attn(LayerNorm(x)), then x + MLP(LayerNorm(x)) with MLP = Linear -> NewGELU -> Linear
     -> dropout."""
 
-    def __init__(self, n_embd: int, n_head: int, attn_pdrop: float, resid_pdrop: float, max_seqlen: int):
+    def __init__(
+        self, n_embd: int, n_head: int, attn_pdrop: float, resid_pdrop: float, max_seqlen: int
+    ):
         super().__init__()
         self.ln_1 = nn.LayerNorm(n_embd)
         self.attn = CausalSelfAttention(n_embd, n_head, attn_pdrop, resid_pdrop, max_seqlen)

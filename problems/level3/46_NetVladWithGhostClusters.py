@@ -1,4 +1,4 @@
-"""NetVLAD aggregation of local features with extra ghost clusters that absorb assignment mass."""
+"""NetVLAD pooling with extra ghost clusters that absorb assignment mass."""
 
 import math
 
@@ -8,8 +8,9 @@ import torch.nn.functional as F
 
 
 class Model(nn.Module):
-    """Soft-assign each local feature to clusters (matmul -> BatchNorm1d -> softmax, ghost clusters dropped),
-    aggregate residuals to the cluster centres, intra-normalise per cluster, flatten, L2-normalise."""
+    """Soft-assign each local feature to clusters (matmul -> BatchNorm1d -> softmax, ghost
+    clusters dropped), aggregate residuals to the cluster centres, intra-normalise per cluster,
+    flatten, L2-normalise."""
 
     def __init__(self, cluster_size: int, feature_size: int, ghost_clusters: int):
         super().__init__()

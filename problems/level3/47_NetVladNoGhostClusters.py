@@ -9,7 +9,8 @@ import torch.nn.functional as F
 
 class Model(nn.Module):
     """Soft-assign each local feature to clusters (matmul -> BatchNorm1d -> softmax),
-    aggregate residuals to the cluster centres, intra-normalise per cluster, flatten, L2-normalise."""
+    aggregate residuals to the cluster centres, intra-normalise per cluster, flatten,
+    L2-normalise."""
 
     def __init__(self, cluster_size: int, feature_size: int, ghost_clusters: int):
         super().__init__()

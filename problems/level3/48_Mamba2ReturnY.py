@@ -1,4 +1,4 @@
-"""Mamba-2 structured state-space duality (SSD), chunked minimal form: returns the output sequence Y."""
+"""Mamba-2 state-space duality (SSD) scan, chunked minimal form: returns the output sequence Y."""
 
 import torch
 import torch.nn as nn
@@ -6,8 +6,9 @@ import torch.nn.functional as F
 
 
 class Model(nn.Module):
-    """Chunked SSD scan: intra-chunk (diagonal block) outputs from exp(segsum(A)), per-chunk states,
-    an inter-chunk recurrence over the states, and the state-to-output contribution; Y is the sum."""
+    """Chunked SSD scan: intra-chunk (diagonal block) outputs from exp(segsum(A)), per-chunk
+    states, an inter-chunk recurrence over the states, and the state-to-output contribution;
+    Y is their sum."""
 
     def __init__(
         self,
@@ -27,13 +28,15 @@ class Model(nn.Module):
         self.d_state = d_state
         self.block_len = block_len
 
-        self.A = nn.Parameter(torch.randn(batch_size, seq_length, n_heads))
+        # per-step log-decay, negative so that the decay factors exp(A) lie in (0, 1]
+        self.A = nn.Parameter(-0.05 * torch.randn(batch_size, seq_length, n_heads).abs())
         self.B = nn.Parameter(torch.randn(batch_size, seq_length, n_heads, d_state))
         self.C = nn.Parameter(torch.randn(batch_size, seq_length, n_heads, d_state))
 
     @staticmethod
     def segsum(x: torch.Tensor) -> torch.Tensor:
-        """Segment sums: out[..., i, j] = sum(x[..., j+1 : i+1]) for j <= i, -inf above the diagonal."""
+        """Segment sums out[..., i, j] = sum(x[..., j+1 : i+1]) for j <= i; -inf above the
+        diagonal."""
         T = x.size(-1)
         x_cumsum = torch.cumsum(x, dim=-1)
         x_segsum = x_cumsum[..., :, None] - x_cumsum[..., None, :]
@@ -45,7 +48,9 @@ class Model(nn.Module):
         return t.reshape(t.size(0), t.size(1) // self.block_len, self.block_len, *t.shape[2:])
 
     def forward(self, X: torch.Tensor, initial_states: torch.Tensor | None = None) -> torch.Tensor:
-        X_blocks, A_blocks, B_blocks, C_blocks = (self._chunk(t) for t in (X, self.A, self.B, self.C))
+        X_blocks, A_blocks, B_blocks, C_blocks = (
+            self._chunk(t) for t in (X, self.A, self.B, self.C)
+        )
         A_blocks = A_blocks.permute(0, 3, 1, 2)  # (b, h, c, l)
         A_cumsum = torch.cumsum(A_blocks, dim=-1)
 

@@ -16,7 +16,7 @@ class ModelNew(nn.Module):
         return torch.sum(x, dim=self.dim, keepdim=True)
 
 
-batch_size = 8
+batch_size = 16
 dim1 = 4096
 dim2 = 4095
 reduce_dim = 1

@@ -16,7 +16,7 @@ class ModelNew(nn.Module):
         return torch.max(x, dim=self.dim)[0]
 
 
-batch_size = 8
+batch_size = 16
 dim1 = 4096
 dim2 = 4095
 

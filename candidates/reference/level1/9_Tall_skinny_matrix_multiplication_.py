@@ -6,7 +6,7 @@ import torch.nn as nn
 
 
 class ModelNew(nn.Module):
-    """Matrix multiplication of a tall-skinny matrix with a short-wide one (tiny inner dimension N)."""
+    """Matrix multiplication of a tall-skinny and a short-wide matrix (tiny inner dimension N)."""
 
     def __init__(self):
         super().__init__()

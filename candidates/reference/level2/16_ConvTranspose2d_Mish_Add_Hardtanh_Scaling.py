@@ -10,7 +10,15 @@ class ModelNew(nn.Module):
     """ConvTranspose2d -> Mish -> add -> hardtanh[-1, 1] -> scale."""
 
     def __init__(
-        self, in_channels, out_channels, kernel_size, stride, padding, output_padding, add_value, scale
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        output_padding,
+        add_value,
+        scale,
     ):
         super().__init__()
         self.conv_transpose = nn.ConvTranspose2d(
@@ -51,4 +59,13 @@ def get_inputs():
 
 
 def get_init_inputs():
-    return [in_channels, out_channels, kernel_size, stride, padding, output_padding, add_value, scale]
+    return [
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        output_padding,
+        add_value,
+        scale,
+    ]

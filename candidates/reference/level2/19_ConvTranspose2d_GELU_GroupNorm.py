@@ -11,7 +11,9 @@ class ModelNew(nn.Module):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride, groups, num_groups):
         super().__init__()
-        self.conv_transpose = nn.ConvTranspose2d(in_channels, out_channels, kernel_size, stride=stride)
+        self.conv_transpose = nn.ConvTranspose2d(
+            in_channels, out_channels, kernel_size, stride=stride
+        )
         self.group_norm = nn.GroupNorm(num_groups=num_groups, num_channels=out_channels)
 
     def forward(self, x):

@@ -8,7 +8,9 @@ import torch.nn as nn
 class ModelNew(nn.Module):
     """ConvTranspose3d -> add bias -> add residual -> multiply by residual -> add residual."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, bias_shape):
+    def __init__(
+        self, in_channels, out_channels, kernel_size, stride, padding, output_padding, bias_shape
+    ):
         super().__init__()
         self.conv_transpose = nn.ConvTranspose3d(
             in_channels,

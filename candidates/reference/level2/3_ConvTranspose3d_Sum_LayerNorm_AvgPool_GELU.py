@@ -6,7 +6,7 @@ import torch.nn as nn
 
 
 class ModelNew(nn.Module):
-    """ConvTranspose3d -> add a learned scalar -> LayerNorm over the last dim -> AvgPool3d -> GELU."""
+    """ConvTranspose3d -> add a learned scalar -> LayerNorm (last dim) -> AvgPool3d -> GELU."""
 
     def __init__(
         self,

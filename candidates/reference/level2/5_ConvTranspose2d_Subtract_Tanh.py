@@ -9,7 +9,14 @@ class ModelNew(nn.Module):
     """ConvTranspose2d -> subtract a learned bias -> tanh."""
 
     def __init__(
-        self, in_channels, out_channels, kernel_size, bias_shape, stride=2, padding=1, output_padding=1
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        bias_shape,
+        stride=2,
+        padding=1,
+        output_padding=1,
     ):
         super().__init__()
         self.conv_transpose = nn.ConvTranspose2d(

@@ -6,9 +6,11 @@ import torch.nn as nn
 
 
 class ModelNew(nn.Module):
-    """Conv3d -> divide by a constant -> MaxPool3d -> global AvgPool -> add bias -> sum over a dim."""
+    """Conv3d -> divide -> MaxPool3d -> global AvgPool -> add bias -> sum over `sum_dim`."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, divisor, pool_size, bias_shape, sum_dim):
+    def __init__(
+        self, in_channels, out_channels, kernel_size, divisor, pool_size, bias_shape, sum_dim
+    ):
         super().__init__()
         self.conv = nn.Conv3d(in_channels, out_channels, kernel_size)
         self.divisor = divisor
@@ -23,7 +25,7 @@ class ModelNew(nn.Module):
         x = self.max_pool(x)
         x = self.global_avg_pool(x)
         x = x + self.bias
-        x = torch.sum(x, dim=self.sum_dim, keepdim=True)
+        x = torch.sum(x, dim=self.sum_dim)
         return x
 
 

@@ -42,9 +42,11 @@ class ModelNew(nn.Module):
         layers.append(nn.ReLU(inplace=True))
 
         layers.append(nn.AdaptiveAvgPool2d((1, 1)))
-        layers.append(nn.Conv2d(expanded_channels, expanded_channels // 4, kernel_size=1, stride=1, padding=0, bias=False))
+        layers.append(nn.Conv2d(expanded_channels, expanded_channels // 4, kernel_size=1, stride=1, padding=0,
+                                bias=False))
         layers.append(nn.ReLU(inplace=True))
-        layers.append(nn.Conv2d(expanded_channels // 4, expanded_channels, kernel_size=1, stride=1, padding=0, bias=False))
+        layers.append(nn.Conv2d(expanded_channels // 4, expanded_channels, kernel_size=1, stride=1, padding=0,
+                                bias=False))
         layers.append(nn.Sigmoid())
 
         layers.append(nn.Conv2d(expanded_channels, out_channels, kernel_size=1, stride=1, padding=0, bias=False))

@@ -16,14 +16,16 @@ class ModelNew(nn.Module):
         assert out_channels % 4 == 0
         mid_channels = out_channels // 4
 
-        self.conv1 = nn.Conv2d(in_channels, mid_channels, kernel_size=1, stride=1, padding=0, groups=groups, bias=False)
+        self.conv1 = nn.Conv2d(in_channels, mid_channels, kernel_size=1, stride=1, padding=0, groups=groups,
+                               bias=False)
         self.bn1 = nn.BatchNorm2d(mid_channels)
 
         self.conv2 = nn.Conv2d(mid_channels, mid_channels, kernel_size=3, stride=1, padding=1, groups=mid_channels,
                                bias=False)
         self.bn2 = nn.BatchNorm2d(mid_channels)
 
-        self.conv3 = nn.Conv2d(mid_channels, out_channels, kernel_size=1, stride=1, padding=0, groups=groups, bias=False)
+        self.conv3 = nn.Conv2d(mid_channels, out_channels, kernel_size=1, stride=1, padding=0, groups=groups,
+                               bias=False)
         self.bn3 = nn.BatchNorm2d(out_channels)
 
         self.shuffle = ChannelShuffle(groups)

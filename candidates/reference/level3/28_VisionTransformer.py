@@ -7,7 +7,8 @@ import torch.nn as nn
 
 class ModelNew(nn.Module):
     """Unfold image into patches -> Linear embedding -> prepend class token, add positional
-    embedding -> nn.TransformerEncoder (sequence-first layout) -> MLP head on the class token."""
+    embedding -> nn.TransformerEncoder over the tokens of each image -> MLP head on the class
+    token."""
 
     def __init__(
         self,
@@ -34,7 +35,11 @@ class ModelNew(nn.Module):
         self.dropout = nn.Dropout(emb_dropout)
         self.transformer = nn.TransformerEncoder(
             nn.TransformerEncoderLayer(
-                d_model=dim, nhead=heads, dim_feedforward=mlp_dim, dropout=dropout
+                d_model=dim,
+                nhead=heads,
+                dim_feedforward=mlp_dim,
+                dropout=dropout,
+                batch_first=True,
             ),
             num_layers=depth,
         )

@@ -33,7 +33,9 @@ def window_reverse(windows: torch.Tensor, window_size: int, H: int, W: int) -> t
 class Mlp(nn.Module):
     """Linear -> activation -> dropout -> Linear -> dropout."""
 
-    def __init__(self, in_features, hidden_features=None, out_features=None, act_layer=nn.GELU, drop=0.0):
+    def __init__(
+        self, in_features, hidden_features=None, out_features=None, act_layer=nn.GELU, drop=0.0
+    ):
         super().__init__()
         out_features = out_features or in_features
         hidden_features = hidden_features or in_features
@@ -92,7 +94,9 @@ class SwinMLPBlock(nn.Module):
         )
         self.drop_path = nn.Identity()
         self.norm2 = norm_layer(dim)
-        self.mlp = Mlp(in_features=dim, hidden_features=int(dim * mlp_ratio), act_layer=act_layer, drop=drop)
+        self.mlp = Mlp(
+            in_features=dim, hidden_features=int(dim * mlp_ratio), act_layer=act_layer, drop=drop
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         H, W = self.input_resolution

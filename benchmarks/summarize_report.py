@@ -1,0 +1,42 @@
+"""Print what a GPU run shows about each candidate set: statuses and the speedup spread.
+
+    python benchmarks/summarize_report.py reports/kernelbench.json
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from collections import Counter
+
+
+def main(path: str) -> int:
+    report = json.loads(open(path).read())
+    print("environment:", json.dumps(report["environment"]))
+    by_set: dict[str, list[dict]] = {}
+    for record in report["results"]:
+        by_set.setdefault(record["candidate_set"], []).append(record)
+    for name, records in by_set.items():
+        statuses = Counter(r["status"] for r in records)
+        speedups = sorted(r["speedup"] for r in records if r["speedup"] is not None)
+        print(f"set {name}: {len(records)} records, statuses {dict(statuses)}")
+        if speedups:
+            inside = sum(0.9 <= s <= 1.1 for s in speedups)
+            print(f"  speedup min {speedups[0]:.3f} median {statistics.median(speedups):.3f} "
+                  f"max {speedups[-1]:.3f}; within 0.9-1.1: {inside}/{len(speedups)}")
+        for r in records:
+            if r["status"] not in ("passed", "missing"):
+                print(f"  L{r['level']}/{r['problem_id']} {r['problem']} [{r['sample']}]: "
+                      f"{r['status']}: {r['error']}")
+        outliers = [r for r in records if r["speedup"] is not None
+                    and not 0.9 <= r["speedup"] <= 1.1]
+        for r in sorted(outliers, key=lambda r: r["speedup"]):
+            print(f"  L{r['level']}/{r['problem_id']} {r['problem']}: speedup {r['speedup']:.3f} "
+                  f"(baseline {r['baseline_time'] * 1e6:.1f} us, "
+                  f"candidate {r['candidate_time'] * 1e6:.1f} us)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

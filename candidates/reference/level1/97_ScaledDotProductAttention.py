@@ -1,0 +1,32 @@
+# Calibration candidate generated from problems/level1/97_ScaledDotProductAttention.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+"""Scaled dot-product attention (no mask, no dropout)."""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """softmax(Q K^T / sqrt(d)) V via torch.nn.functional.scaled_dot_product_attention."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.scaled_dot_product_attention(Q, K, V)
+
+
+batch_size = 4
+num_heads = 32
+sequence_length = 512
+embedding_dimension = 1024
+
+
+def get_inputs():
+    Q = torch.randn(batch_size, num_heads, sequence_length, embedding_dimension)
+    K = torch.randn(batch_size, num_heads, sequence_length, embedding_dimension)
+    V = torch.randn(batch_size, num_heads, sequence_length, embedding_dimension)
+    return [Q, K, V]
+
+
+def get_init_inputs():
+    return []

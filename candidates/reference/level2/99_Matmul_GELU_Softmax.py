@@ -1,0 +1,32 @@
+# Calibration candidate generated from problems/level2/99_Matmul_GELU_Softmax.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+"""Linear layer, GELU, then softmax over features."""
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Matmul -> GELU -> softmax(dim=1)."""
+
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.linear(x)
+        x = torch.nn.functional.gelu(x)
+        return torch.nn.functional.softmax(x, dim=1)
+
+
+batch_size = 1024
+in_features = 8192
+out_features = 8192
+
+
+def get_inputs():
+    # Scaled so the softmax is peaked rather than ~1/out_features everywhere.
+    return [torch.randn(batch_size, in_features) * 5]
+
+
+def get_init_inputs():
+    return [in_features, out_features]

@@ -1,0 +1,85 @@
+"""The shipped suite: every problem loads, has its manifest entry, and matches the upstream facts
+(names, init arguments, parameter layout, input and output shapes) unless CHANGES.md lists it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from pytest_kernelbench.discovery import find_problems
+from pytest_kernelbench.loading import import_file
+from pytest_kernelbench.manifest import load_manifest
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBLEMS = ROOT / "problems"
+FACTS = ROOT.parent / "shared" / "kernelbench" / "problems.yaml"
+SUITE = find_problems(PROBLEMS)
+MANIFEST = load_manifest(PROBLEMS)
+RAW_MANIFEST = {(e["level"], e["id"]): e
+                for e in yaml.safe_load((PROBLEMS / "manifest.yaml").read_text())}
+
+
+def load_facts() -> dict[tuple[int, int], dict]:
+    if not FACTS.is_file():
+        pytest.skip(f"upstream facts not found at {FACTS}")
+    return {(e["level"], e["id"]): e for e in yaml.safe_load(FACTS.read_text())}
+
+
+def shapes(value):
+    if isinstance(value, torch.Tensor):
+        return list(value.shape)
+    if isinstance(value, (list, tuple)):
+        return [shapes(v) for v in value]
+    return value
+
+
+def test_the_suite_has_all_250_problems():
+    counts = {level: sum(p.level == level for p in SUITE) for level in (1, 2, 3)}
+    assert counts == {1: 100, 2: 100, 3: 50}
+
+
+def test_every_problem_has_a_manifest_entry_with_tags():
+    assert {(p.level, p.problem_id) for p in SUITE} == set(RAW_MANIFEST)
+    untagged = [key for key, entry in MANIFEST.items() if not entry.tags]
+    assert untagged == []
+
+
+def test_changes_md_names_every_changed_problem():
+    changes = (PROBLEMS / "CHANGES.md").read_text()
+    changed = [key for key, entry in RAW_MANIFEST.items() if entry.get("changed")]
+    assert changed, "the suite documents its deviations from upstream"
+    missing = [f"L{level}/{pid}" for level, pid in changed if f"**L{level}/{pid}**" not in changes]
+    assert missing == []
+
+
+@pytest.mark.parametrize("problem", SUITE, ids=[p.key for p in SUITE])
+def test_problem_matches_the_upstream_facts(problem):
+    facts = load_facts()[(problem.level, problem.problem_id)]
+    assert problem.path.name == facts["file"]
+    module = import_file(problem.path, "kb_suite_check")
+    for name in ("Model", "get_inputs", "get_init_inputs"):
+        assert hasattr(module, name), name
+    changed = RAW_MANIFEST[(problem.level, problem.problem_id)].get("changed", False)
+    with torch.device("meta"):
+        init_args = list(module.get_init_inputs())
+        model = module.Model(*init_args)
+        inputs = list(module.get_inputs())
+        with torch.no_grad():
+            output = model(*inputs)
+    layout = [[name, list(p.shape)] for name, p in model.named_parameters()]
+    if not changed:
+        assert init_args == facts["init_args"]
+        assert [shapes(x) if isinstance(x, torch.Tensor) else x for x in inputs] == \
+            [x["shape"] if isinstance(x, dict) else x for x in facts["inputs"]]
+        expected_out = facts["output"]
+        got_out = shapes(output)
+        if isinstance(expected_out, dict):
+            assert got_out == expected_out["shape"]
+        assert sorted(map(str, layout)) == sorted(map(str, facts["params"]["layout"]))
+    else:
+        # A documented change may resize the workload, never rename or drop parameters.
+        assert [name for name, _ in layout] == [name for name, _ in facts["params"]["layout"]] \
+            or sorted(n for n, _ in layout) == sorted(n for n, _ in facts["params"]["layout"])
