@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: bash benchmarks/gpu_checks.sh [OUTDIR]   (logs and JSON reports land in OUTDIR)
+# Usage: bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
+#   logs and JSON reports land in OUTDIR; extra arguments narrow the evaluation (e.g. -k ReLU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out="${1:-${OUT:-reports/gpu}}"
+out="${1:-reports/gpu}"
+shift || true
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q -e . --no-deps --no-build-isolation >"$out/install.log" 2>&1 \
@@ -13,11 +15,11 @@ echo "== environment"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c 'import torch, triton; print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__)'
 
-echo "== reference and example candidates on CUDA (${KB_GPU_ARGS:-all levels})"
+echo "== reference and example candidates on CUDA ($*)"
 start=$(date +%s)
 python3 -m pytest -p no:cacheprovider -q -rfE --kb-device=cuda \
     --kb-candidates=candidates/reference --kb-candidates=candidates/examples \
     --kb-report="$out/gpu-report.json" --benchmark-max-time="${KB_TIME_BUDGET:-0.1}" \
-    ${KB_GPU_ARGS:-} 2>&1 | tee "$out/gpu-run.log" | grep -v -E '^(level[0-9]|\s*$)'
+    "$@" 2>&1 | tee "$out/gpu-run.log" | grep -v -E '^(level[0-9]|\s*$)'
 echo "wall time: $(( $(date +%s) - start )) s"
 python3 benchmarks/summarize_report.py "$out/gpu-report.json"
