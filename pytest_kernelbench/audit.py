@@ -1,0 +1,251 @@
+"""Audit a problem suite: can the benchmark be passed without computing anything?
+
+For every problem, on the chosen device:
+  deterministic   two runs of the reference on the same inputs agree
+  input-dependent two input draws give outputs that the harness would call different
+  trivial         zeros, the output's mean, the input itself and noise with the output's mean and
+                  standard deviation all fail the harness's own correctness check
+  conditioned     the fp32 reference agrees with an fp64 reference on the same inputs
+  fits            peak device memory of reference + candidate (two models, two input sets) < 20 GB
+  timeable        the eager reference runs >= 20 us (else: launch-bound, reported, kept)
+
+    python -m pytest_kernelbench.audit [--problems DIR] [--level 1,2] [--device cuda]
+                                       [--max-bytes N] [-k SUBSTRING]
+
+On the CPU, problems whose inputs and outputs exceed --max-bytes are checked on the meta device
+only (shapes and memory estimate), so the audit stays cheap enough for CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_kernelbench import correctness, faults, loading
+from pytest_kernelbench.discovery import Problem, find_problems
+from pytest_kernelbench.manifest import load_manifest
+from pytest_kernelbench.options import parse_levels
+
+MEMORY_LIMIT_BYTES = 20e9
+LAUNCH_BOUND_S = 20e-6
+SEED = 42
+
+
+@dataclass(frozen=True)
+class Finding:
+    problem: str
+    check: str
+    ok: bool
+    detail: str
+
+
+def leaves(value: Any) -> list:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in leaves(item)]
+    return []
+
+
+def map_leaves(value: Any, fn):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(map_leaves(v, fn) for v in value)
+    return value
+
+
+def nbytes(value: Any) -> int:
+    return sum(t.numel() * t.element_size() for t in leaves(value))
+
+
+def trivial_answers(expected: Any, inputs: list) -> dict[str, Any]:
+    """Outputs a candidate could return without computing the problem."""
+    import torch
+
+    def const(t):
+        return torch.full_like(t, t.double().mean().item()) if t.is_floating_point() else t * 0
+
+    def noise(t):
+        if not t.is_floating_point():
+            return torch.zeros_like(t)
+        generator = torch.Generator(device=t.device).manual_seed(SEED)
+        std = t.double().std().item() if t.numel() > 1 else 0.0
+        drawn = torch.randn(t.shape, generator=generator, device=t.device, dtype=t.dtype)
+        return drawn * std + t.double().mean().item()
+
+    answers = {
+        "zeros": map_leaves(expected, torch.zeros_like),
+        "mean constant": map_leaves(expected, const),
+        "matched noise": map_leaves(expected, noise),
+    }
+    first = next((x for x in inputs if isinstance(x, torch.Tensor)), None)
+    if isinstance(expected, torch.Tensor) and first is not None \
+            and first.shape == expected.shape and first.dtype == expected.dtype:
+        answers["input itself"] = first
+    return answers
+
+
+def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode: str,
+                  max_bytes: float) -> list[Finding]:
+    import torch
+
+    key = problem.key
+    module = loading.import_file(problem.path, "kb_audit")
+    found: list[Finding] = []
+
+    def add(check: str, ok: bool, detail: str) -> None:
+        found.append(Finding(key, check, ok, detail))
+
+    with torch.device("meta"):
+        init_meta = list(module.get_init_inputs())
+        model_meta = module.Model(*init_meta)
+        inputs_meta = list(module.get_inputs())
+        with torch.no_grad():
+            out_meta = model_meta(*inputs_meta)
+    io_bytes = nbytes(inputs_meta) + nbytes(out_meta)
+    param_bytes = sum(p.numel() * p.element_size() for p in model_meta.parameters())
+    if device == "cpu" and io_bytes > max_bytes:
+        estimate = 2 * (io_bytes + param_bytes)
+        add("fits", estimate < MEMORY_LIMIT_BYTES,
+            f"meta only: inputs+output {io_bytes / 1e9:.2f} GB, params {param_bytes / 1e9:.2f} GB, "
+            f"two copies >= {estimate / 1e9:.2f} GB")
+        return found
+
+    init_args = loading.make_init_args(module, SEED, device)
+    model = loading.build_model(module.Model, init_args, SEED, device, mode)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+    inputs = loading.make_inputs(module, SEED + 1, device)
+    with torch.no_grad():
+        first = model(*loading.clone_inputs(inputs))
+        second = model(*loading.clone_inputs(inputs))
+    same = all(torch.equal(a, b) for a, b in zip(leaves(first), leaves(second)))
+    if same:
+        add("deterministic", True, "two runs on the same inputs are bitwise equal")
+    else:
+        verdict = correctness.compare(first, second, 1e-6, 1e-6)
+        add("deterministic", verdict.passed,
+            "two runs differ only within 1e-6" if verdict.passed else verdict.message)
+
+    other_inputs = loading.make_inputs(module, SEED + 2, device)
+    with torch.no_grad():
+        other = model(*other_inputs)
+    verdict = correctness.compare(first, other, atol, rtol)
+    add("input-dependent", not verdict.passed,
+        "another draw's output fails the check" if not verdict.passed
+        else "the output of another input draw passes as correct: the output ignores the input")
+
+    for name, answer in trivial_answers(first, inputs).items():
+        verdict = correctness.compare(first, answer, atol, rtol)
+        add(f"trivial: {name}", not verdict.passed,
+            f"fails ({verdict.status})" if not verdict.passed else "PASSES the correctness check")
+
+    if device.startswith("cuda"):
+        # The second model and input set stand in for a candidate of the same footprint.
+        twin = loading.build_model(module.Model, init_args, SEED, device, mode)
+        with torch.no_grad():
+            twin(*loading.clone_inputs(other_inputs))
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() - base + 2 * param_bytes
+        add("fits", peak < MEMORY_LIMIT_BYTES, f"peak {peak / 1e9:.2f} GB for reference + candidate")
+        del twin
+
+    double_model = loading.build_model(module.Model, init_args, SEED, device, mode).double()
+    double_inputs = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                     for x in inputs]
+    with torch.no_grad():
+        exact = double_model(*double_inputs)
+    exact_cast = map_leaves(exact, lambda t: t.to(torch.float32) if t.is_floating_point() else t)
+    first_cast = map_leaves(first, lambda t: t.to(torch.float32) if t.is_floating_point() else t)
+    verdict = correctness.compare(exact_cast, first_cast, atol, rtol)
+    add("conditioned", verdict.passed,
+        "fp32 agrees with fp64" if verdict.passed else f"fp32 vs fp64: {verdict.message}")
+    del double_model
+
+    median_s = time_reference(model, inputs, device)
+    add("timeable", True if not device.startswith("cuda") else median_s >= LAUNCH_BOUND_S,
+        f"eager median {median_s * 1e6:.1f} us" + (
+            " (launch-bound)" if device.startswith("cuda") and median_s < LAUNCH_BOUND_S else ""))
+    return found
+
+
+def time_reference(model, inputs: list, device: str, calls: int = 20) -> float:
+    import torch
+
+    samples = []
+    with torch.no_grad():
+        for index in range(calls + 3):
+            loading.synchronize(device)
+            start = time.perf_counter()
+            model(*inputs)
+            loading.synchronize(device)
+            if index >= 3:
+                samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def render(findings: list[Finding], show_all: bool) -> str:
+    from tabulate import tabulate
+
+    rows = [[f.problem, f.check, "ok" if f.ok else "FINDING", f.detail]
+            for f in findings if show_all or not f.ok]
+    return tabulate(rows, headers=["problem", "check", "result", "detail"], tablefmt="github",
+                    disable_numparse=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_kernelbench.audit",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--problems", default="problems", type=Path)
+    parser.add_argument("--level", type=parse_levels, default=(1, 2, 3))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--mode", default="train", choices=["train", "eval"])
+    parser.add_argument("--max-bytes", type=float, default=64e6,
+                        help="on cpu, problems above this many input+output bytes get the "
+                        "meta-only check (default: 64e6)")
+    parser.add_argument("-k", dest="keyword", default="", help="only problems whose key contains this")
+    parser.add_argument("--all", action="store_true", help="show passing checks too")
+    args = parser.parse_args(argv)
+    if not args.problems.is_dir():
+        parser.error(f"--problems: no such folder: {args.problems}")
+    manifest = load_manifest(args.problems)
+    problems = [p for p in find_problems(args.problems, args.level) if args.keyword in p.key]
+    findings: list[Finding] = []
+    for problem in problems:
+        entry = manifest.get((problem.level, problem.problem_id))
+        atol = entry.atol if entry and entry.atol is not None else 1e-2
+        rtol = entry.rtol if entry and entry.rtol is not None else 1e-2
+        try:
+            found = audit_problem(problem, args.device, atol, rtol, args.mode, args.max_bytes)
+        except Exception as exc:  # noqa: BLE001 - one broken problem must not hide the others
+            found = [Finding(problem.key, "runs", False, faults.describe_exception(exc))]
+        findings.extend(found)
+        bad = [f for f in found if not f.ok]
+        print(f"{problem.key}: {len(found)} checks, {len(bad)} findings", file=sys.stderr,
+              flush=True)
+        if args.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.empty_cache()
+    print(render(findings, args.all))
+    checked = len({f.problem for f in findings})
+    bad_problems = len({f.problem for f in findings if not f.ok})
+    print(f"\n{checked} problems audited on {args.device}, {len(findings)} checks, "
+          f"{sum(not f.ok for f in findings)} findings in {bad_problems} problems")
+    return 1 if bad_problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
