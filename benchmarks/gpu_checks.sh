@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
+# Usage: [KB_AUDIT_LEVELS=1,2,3|none] bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
 #   logs and JSON reports land in OUTDIR; extra arguments narrow the evaluation (e.g. -k ReLU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,3 +23,12 @@ python3 -m pytest -p no:cacheprovider -q -rfE --kb-device=cuda \
     "$@" 2>&1 | tee "$out/gpu-run.log" | grep -v -E '^(level[0-9]|\s*$)'
 echo "wall time: $(( $(date +%s) - start )) s"
 python3 benchmarks/summarize_report.py "$out/gpu-report.json"
+
+levels="${KB_AUDIT_LEVELS:-1,2,3}"
+if [ "$levels" != "none" ]; then
+    echo "== audit of the problem suite on CUDA (levels $levels)"
+    python3 -m pytest_kernelbench.audit --device cuda --level "$levels" \
+        >"$out/audit-$levels.md" 2>"$out/audit-progress.log"
+    tail -n 1 "$out/audit-$levels.md"
+    grep -E '\| FINDING' "$out/audit-$levels.md" | head -60
+fi
