@@ -68,31 +68,48 @@ def nbytes(value: Any) -> int:
     return sum(t.numel() * t.element_size() for t in leaves(value))
 
 
-def trivial_answers(expected: Any, inputs: list) -> dict[str, Any]:
-    """Outputs a candidate could return without computing the problem."""
+def trivial_answers(expected: Any, typical: Any, inputs: list) -> dict[str, Any]:
+    """Outputs a candidate could return without computing the problem.
+
+    Constants and noise take their statistics from `typical`, the output of another input
+    draw: that is what a candidate could have precomputed. (The mean of the output being
+    judged would be the answer itself for a scalar loss.)
+    """
     import torch
 
-    def const(t):
-        return torch.full_like(t, t.double().mean().item()) if t.is_floating_point() else t * 0
+    def stats(t) -> tuple[float, float]:
+        wide = t.double()
+        return wide.mean().item(), (wide.std().item() if t.numel() > 1 else 0.0)
 
-    def noise(t):
+    def const(t, ref):
+        return torch.full_like(t, stats(ref)[0]) if t.is_floating_point() else t * 0
+
+    def noise(t, ref):
         if not t.is_floating_point():
             return torch.zeros_like(t)
         generator = torch.Generator(device=t.device).manual_seed(SEED)
-        std = t.double().std().item() if t.numel() > 1 else 0.0
         drawn = torch.randn(t.shape, generator=generator, device=t.device, dtype=t.dtype)
-        return drawn * std + t.double().mean().item()
+        mean, std = stats(ref)
+        return drawn * std + mean
 
+    pairs = list(zip(leaves(expected), leaves(typical)))
     answers = {
         "zeros": map_leaves(expected, torch.zeros_like),
-        "mean constant": map_leaves(expected, const),
-        "matched noise": map_leaves(expected, noise),
+        "constant (another draw's mean)": _rebuild(expected, [const(a, b) for a, b in pairs]),
+        "noise (another draw's mean and std)": _rebuild(expected,
+                                                        [noise(a, b) for a, b in pairs]),
     }
     first = next((x for x in inputs if isinstance(x, torch.Tensor)), None)
     if isinstance(expected, torch.Tensor) and first is not None \
             and first.shape == expected.shape and first.dtype == expected.dtype:
         answers["input itself"] = first
     return answers
+
+
+def _rebuild(structure: Any, replacements: list) -> Any:
+    """structure with its tensor leaves replaced, in order."""
+    queue = iter(replacements)
+    return map_leaves(structure, lambda _: next(queue))
 
 
 def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode: str,
@@ -147,7 +164,7 @@ def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode:
         "another draw's output fails the check" if not verdict.passed
         else "the output of another input draw passes as correct: the output ignores the input")
 
-    for name, answer in trivial_answers(first, inputs).items():
+    for name, answer in trivial_answers(first, other, inputs).items():
         verdict = correctness.compare(first, answer, atol, rtol)
         add(f"trivial: {name}", not verdict.passed,
             f"fails ({verdict.status})" if not verdict.passed else "PASSES the correctness check")

@@ -42,7 +42,7 @@ class Model(nn.Module):
         return x
 
 
-batch_size = 32
+batch_size = 16
 in_channels = 32
 out_channels = 64
 depth = 32

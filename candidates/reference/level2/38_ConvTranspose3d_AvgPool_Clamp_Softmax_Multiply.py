@@ -43,7 +43,7 @@ class ModelNew(nn.Module):
         return x
 
 
-batch_size = 32
+batch_size = 16
 in_channels = 32
 out_channels = 64
 depth = 32

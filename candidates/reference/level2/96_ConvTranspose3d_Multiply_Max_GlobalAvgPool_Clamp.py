@@ -50,7 +50,10 @@ maxpool_kernel_size = 2
 
 
 def get_inputs():
-    return [torch.randn(batch_size, in_channels, depth, height, width)]
+    # A per-(sample, channel) offset: the global average this chain ends in then depends on
+    # the input (with N(0,1) alone every sample gave nearly the same output).
+    offset = 2 * torch.randn(batch_size, in_channels, 1, 1, 1)
+    return [torch.randn(batch_size, in_channels, depth, height, width) + offset]
 
 
 def get_init_inputs():
