@@ -28,7 +28,7 @@ levels="${KB_AUDIT_LEVELS:-1,2,3}"
 if [ "$levels" != "none" ]; then
     echo "== audit of the problem suite on CUDA (levels $levels)"
     python3 -m pytest_kernelbench.audit --device cuda --level "$levels" \
-        >"$out/audit-$levels.md" 2>"$out/audit-progress.log"
-    tail -n 1 "$out/audit-$levels.md"
-    grep -E '\| FINDING' "$out/audit-$levels.md" | head -60
+        >"$out/audit-${levels//,/-}.md" 2>"$out/audit-progress.log"
+    tail -n 1 "$out/audit-${levels//,/-}.md"
+    grep -E '\| FINDING' "$out/audit-${levels//,/-}.md" | head -60
 fi

@@ -237,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.problems.is_dir():
         parser.error(f"--problems: no such folder: {args.problems}")
+    loading.use_exact_fp32()
     manifest = load_manifest(args.problems)
     problems = [p for p in find_problems(args.problems, args.level) if args.keyword in p.key]
     findings: list[Finding] = []

@@ -50,6 +50,7 @@ class Evaluator:
                  overrides: dict[tuple[int, int], Entry] | None = None):
         self.settings = settings
         self.overrides = overrides or {}
+        loading.use_exact_fp32()
         self.device = device
         env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
         self.sandbox = Sandbox(env, device)

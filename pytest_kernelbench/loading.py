@@ -33,6 +33,18 @@ def import_file(path: Path, prefix: str) -> ModuleType:
     return module
 
 
+def use_exact_fp32() -> None:
+    """fp32 means fp32: no TF32 in cuBLAS or cuDNN, for the reference and the baseline alike.
+
+    PyTorch already keeps TF32 off for matmuls; cuDNN convolutions use it by default, which moves
+    deep convolutional references far enough from fp64 that correct fp32 kernels would fail.
+    """
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
 def seed_everything(seed: int) -> None:
     import numpy
     import torch

@@ -95,9 +95,13 @@ height = 224
 width = 224
 num_classes = 1000
 
+# The default-initialised network attenuates its input so strongly that, at unit scale, its
+# output is the classifier bias to within rounding: scaled inputs make the output depend on them.
+input_scale = 1e3
+
 
 def get_inputs():
-    return [torch.randn(batch_size, input_channels, height, width)]
+    return [input_scale * torch.randn(batch_size, input_channels, height, width)]
 
 
 def get_init_inputs():

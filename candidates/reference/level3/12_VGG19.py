@@ -69,9 +69,13 @@ class ModelNew(nn.Module):
 batch_size = 10
 num_classes = 1000
 
+# The default-initialised network attenuates its input so strongly that, at unit scale, its
+# output is the classifier bias to within rounding: scaled inputs make the output depend on them.
+input_scale = 1e5
+
 
 def get_inputs():
-    return [torch.randn(batch_size, 3, 224, 224)]
+    return [input_scale * torch.randn(batch_size, 3, 224, 224)]
 
 
 def get_init_inputs():

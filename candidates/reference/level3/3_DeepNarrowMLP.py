@@ -28,9 +28,13 @@ input_size = 8192
 hidden_layer_sizes = [1024] * 16
 output_size = 8192
 
+# The default-initialised network attenuates its input so strongly that, at unit scale, its
+# output is the classifier bias to within rounding: scaled inputs make the output depend on them.
+input_scale = 1e5
+
 
 def get_inputs():
-    return [torch.randn(batch_size, input_size)]
+    return [input_scale * torch.randn(batch_size, input_size)]
 
 
 def get_init_inputs():
