@@ -24,6 +24,14 @@ python3 -m pytest -p no:cacheprovider -q -rfE --kb-device=cuda \
 echo "wall time: $(( $(date +%s) - start )) s"
 python3 benchmarks/summarize_report.py "$out/gpu-report.json"
 
+echo "== hostile and faulty candidates that need a GPU (level1/19_ReLU), then honest ones"
+python3 -m pytest -p no:cacheprovider -q -rfEs --kb-device=cuda -k 19_ReLU --kb-trials=2 \
+    --kb-candidates=candidates/hostile-gpu --kb-candidates=candidates/reference \
+    --kb-candidates=candidates/examples --kb-timeout=300 --kb-report="$out/hostile-report.json" \
+    --benchmark-max-time=0.05 -p no:benchmark >"$out/hostile-run.log" 2>&1
+grep -E '^(FAILED|SKIPPED|[0-9]+ (passed|failed))' "$out/hostile-run.log" | cut -c1-220
+python3 benchmarks/summarize_report.py "$out/hostile-report.json" --kernels
+
 levels="${KB_AUDIT_LEVELS:-1,2,3}"
 if [ "$levels" != "none" ]; then
     echo "== audit of the problem suite on CUDA (levels $levels)"

@@ -11,7 +11,7 @@ import sys
 from collections import Counter
 
 
-def main(path: str) -> int:
+def main(path: str, show_kernels: bool = False) -> int:
     report = json.loads(open(path).read())
     print("environment:", json.dumps(report["environment"]))
     by_set: dict[str, list[dict]] = {}
@@ -26,6 +26,10 @@ def main(path: str) -> int:
             print(f"  speedup min {speedups[0]:.3f} median {statistics.median(speedups):.3f} "
                   f"max {speedups[-1]:.3f}; within 0.9-1.1: {inside}/{len(speedups)}")
         for r in records:
+            if show_kernels and r.get("torch_only") is not None:
+                print(f"  L{r['level']}/{r['problem_id']} [{r['sample']}]: torch_only="
+                      f"{r['torch_only']} custom kernels {r.get('custom_kernels')} "
+                      f"flags {r.get('flags')}")
             if r["status"] not in ("passed", "missing"):
                 print(f"  L{r['level']}/{r['problem_id']} {r['problem']} [{r['sample']}]: "
                       f"{r['status']}: {r['error']}")
@@ -39,4 +43,4 @@ def main(path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], show_kernels="--kernels" in sys.argv[2:]))

@@ -9,19 +9,25 @@ run alone (e.g. `-m kb_speed`, or on another xdist worker) first runs the stages
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import correctness, faults, loading, timing
+from pytest_kernelbench import correctness, faults, loading, timing, wire
 from pytest_kernelbench.discovery import Case
+from pytest_kernelbench.kernels import custom_kernels
 from pytest_kernelbench.manifest import Entry
 from pytest_kernelbench.options import Settings
 from pytest_kernelbench.sandbox import Fault, Sandbox
+from pytest_kernelbench.scan import scan_source
 
 CUDA_ONLY = re.compile(r"__global__|cuda_sources|\.cuda\(\)|device\s*=\s*['\"]cuda")
 INPUT_SEED_OFFSET = 1_000  # trial t draws inputs with seed + INPUT_SEED_OFFSET + t
 TIMING_SEED_OFFSET = 9_000
+TIMING_INPUT_SETS = 3  # timed calls rotate through this many input draws
+BURST_TARGET_S = 0.05  # the harness's own clock times about this long a burst of calls
+BURST_MAX_CALLS = 2_000
 
 
 @dataclass
@@ -59,6 +65,7 @@ class Evaluator:
         self._problem: Any = None
         self._reference: Any = None
         self._expected: dict[int, Any] = {}
+        self._reference_mutates = False
 
     def close(self) -> None:
         self.sandbox.close()
@@ -90,6 +97,7 @@ class Evaluator:
             message = "CUDA-only candidate: needs a CUDA device, this run uses cpu"
             record.update(status=faults.UNSUPPORTED_DEVICE, error=message)
             return Outcome(faults.UNSUPPORTED_DEVICE, message, skipped=True, record=record)
+        record["static_scan"] = scan_source(case.candidate.path.read_text(errors="replace"))
         reply = self.sandbox.request(self._request("load", case), self.settings.timeout_s)
         if isinstance(reply, Fault):
             record.update(compiled=False, correct=False, status=reply.status, error=reply.message)
@@ -104,18 +112,18 @@ class Evaluator:
         record = dict(compiled.record)
         budget = self.settings.timeout_s
         for trial in range(self.settings.trials):
-            expected = self._expected_output(case, trial)
-            request = self._request("run", case, input_seed=self._input_seed(trial))
-            reply = self.sandbox.request(request, budget)
+            seed = self._input_seed(trial)
+            expected = self._reference_output(case, seed)
+            reply = self.sandbox.request(self._request("run", case, input_seed=seed), budget)
             if isinstance(reply, Fault):
                 message = f"trial {trial}: {reply.message}"
                 record.update(correct=False, status=reply.status, error=message)
                 return Outcome(reply.status, message, reply.details, record=record)
             budget = max(budget - reply.wall_s, 0.001)
-            atol, rtol = self.tolerances(case)
-            verdict = correctness.compare(expected, reply.value, atol, rtol)
-            if not verdict.passed:
-                message = f"trial {trial} (input seed {self._input_seed(trial)}): {verdict.message}"
+            verdict = self._judge(case, expected, reply.value) \
+                or self._judge_inputs(case, seed, reply.extra.get("inputs_after"))
+            if verdict is not None:
+                message = f"trial {trial} (input seed {seed}): {verdict.message}"
                 record.update(correct=False, status=verdict.status, error=message)
                 return Outcome(verdict.status, message, record=record)
         record.update(correct=True, status=faults.PASSED, error=None)
@@ -126,10 +134,11 @@ class Evaluator:
         if not checked.passed:
             return skipped_after(checked, "correct")
         record = dict(checked.record)
-        request = self._request("time", case, input_seed=self.settings.seed + TIMING_SEED_OFFSET,
-                                budget_s=self.settings.time_budget_s,
-                                min_rounds=self.settings.min_rounds)
-        reply = self.sandbox.request(request, self.settings.timeout_s)
+        seeds = [self.settings.seed + TIMING_SEED_OFFSET + k for k in range(TIMING_INPUT_SETS)]
+        reply = self.sandbox.request(
+            self._request("time", case, input_seeds=seeds, budget_s=self.settings.time_budget_s,
+                          min_rounds=self.settings.min_rounds),
+            self.settings.timeout_s)
         if isinstance(reply, Fault):
             message = f"while timing: {reply.message}"
             record.update(status=reply.status, error=message)
@@ -141,12 +150,111 @@ class Evaluator:
         record.update(speedup=ratio, baseline_time=baseline.median_s,
                       candidate_time=candidate.median_s,
                       baseline_stats=baseline.as_dict(), candidate_stats=candidate.as_dict())
+        timed = [(item["seed"], value) for item, value in zip(reply.header["timed_outputs"],
+                                                              reply.extra["timed_outputs"])]
+        for seed, value in timed:
+            verdict = self._judge(case, self._reference_output(case, seed), value)
+            if verdict is not None:
+                return self._cheat(record, "the output of a timed call is wrong (cached, replayed "
+                                   f"or reused?): input seed {seed}: {verdict.message}")
+        calls = int(min(max(BURST_TARGET_S / max(candidate.median_s, 1e-7), 3), BURST_MAX_CALLS))
+        burst = self.sandbox.request(
+            self._request("burst", case, calls=calls, input_seeds=seeds), self.settings.timeout_s)
+        if isinstance(burst, Fault):
+            message = f"while timing: {burst.message}"
+            record.update(status=burst.status, error=message)
+            return Outcome(burst.status, message, burst.details, record=record)
+        record["candidate_wall_time"] = burst.wall_s / calls
+        record["baseline_wall_time"] = self._baseline_burst_s(case, seeds, baseline.median_s)
+        # The candidate's reported median must fit what this process's own clock saw.
+        if not timing.plausible(candidate.median_s, record["candidate_wall_time"], self.device):
+            return self._cheat(record, "candidate time does not add up: reported "
+                               f"{candidate.median_s * 1e6:.2f} us per call, but the harness's "
+                               f"own clock saw {record['candidate_wall_time'] * 1e6:.2f} us per "
+                               "call (a tampered timer, or work on another stream or thread)")
+        flags = []
+        if not timing.plausible(record["baseline_wall_time"], baseline.median_s, self.device):
+            # The candidate's process can slow the baseline (or merely disturb it); the
+            # harness's own figure then bounds it, so a slowed baseline buys no speedup.
+            flags.append(f"baseline took {baseline.median_s * 1e6:.1f} us per call in the "
+                         f"candidate's process but {record['baseline_wall_time'] * 1e6:.1f} us "
+                         "here: the speedup uses the figure measured here")
+            ratio = record["baseline_wall_time"] / candidate.median_s
+            record.update(speedup=ratio, baseline_time=record["baseline_wall_time"])
+        self._note_kernels(case, record)
+        record["flags"] = flags + self._flags(record, ratio)
         p = self.settings.p
+        if self.settings.require_kernel and record.get("torch_only"):
+            return Outcome(faults.TORCH_ONLY, "no kernel of the candidate's own ran "
+                           "(--kb-require-kernel): it only called PyTorch", record=record)
         if ratio > p:
             return Outcome(faults.PASSED, record=record, candidate_samples_s=samples["candidate"])
         return Outcome(faults.SLOWER, f"speedup {ratio:.3f} is not above p={p:g} (baseline "
-                       f"{baseline.median_s * 1e6:.1f} us, candidate "
-                       f"{candidate.median_s * 1e6:.1f} us, medians)", record=record)
+                       f"{record['baseline_time'] * 1e6:.1f} us, candidate "
+                       f"{candidate.median_s * 1e6:.1f} us, medians)", record=record,
+                       candidate_samples_s=samples["candidate"])
+
+    def _cheat(self, record: dict, message: str) -> Outcome:
+        record.update(status=faults.CHEAT, error=message, speedup=None)
+        return Outcome(faults.CHEAT, message, record=record)
+
+    def _judge(self, case: Case, expected: Any, got: Any) -> correctness.Verdict | None:
+        """None when got is right; a Verdict saying what is wrong otherwise."""
+        odd = wire.subclass_names(got)
+        if odd:
+            return correctness.Verdict(faults.CHEAT, f"returned a {odd[0]}, not a plain "
+                                       "torch.Tensor (subclasses can defer or fake work)")
+        atol, rtol = self.tolerances(case)
+        verdict = correctness.compare(expected, got, atol, rtol)
+        return None if verdict.passed else verdict
+
+    def _judge_inputs(self, case: Case, seed: int, after: Any) -> correctness.Verdict | None:
+        """A candidate must leave its inputs as it found them (unless the reference does not)."""
+        import torch
+
+        if after is None or self._reference_mutates:
+            return None
+        pristine = [x for x in loading.make_inputs(self._problem, seed, self.device)
+                    if isinstance(x, torch.Tensor)]
+        for index, (before, now) in enumerate(zip(pristine, after)):
+            if not isinstance(now, torch.Tensor) or now.shape != before.shape \
+                    or not torch.equal(now.to(before.device), before):
+                return correctness.Verdict(faults.MUTATED_INPUT,
+                                           f"input {index} was modified in place by forward")
+        return None
+
+    def _baseline_burst_s(self, case: Case, seeds: list[int], median_s: float) -> float:
+        """Per-call wall time of the reference here, where no candidate code runs."""
+        self._reference_output(case, seeds[0])  # loads the problem and its reference model
+        sets = [loading.make_inputs(self._problem, seed, self.device) for seed in seeds]
+        calls = int(min(max(BURST_TARGET_S / max(median_s, 1e-7), 3), BURST_MAX_CALLS))
+        timing.run_burst(self._reference, sets, 1, self.device)  # warm
+        started = time.perf_counter()
+        timing.run_burst(self._reference, sets, calls, self.device)
+        return (time.perf_counter() - started) / calls
+
+    def _note_kernels(self, case: Case, record: dict) -> None:
+        """Which kernels ran: on CUDA from the profiler; unknown (None) elsewhere."""
+        record.update(custom_kernels=None, torch_only=None)
+        if not self.device.startswith("cuda"):
+            return
+        reply = self.sandbox.request(
+            self._request("profile", case, input_seed=self._input_seed(0)),
+            self.settings.timeout_s)
+        if isinstance(reply, Fault):
+            return
+        names = reply.header["kernels"]
+        own = custom_kernels(names["candidate"], names["baseline"])
+        record.update(custom_kernels=own, torch_only=not own,
+                      launched_kernels=len(names["candidate"]))
+
+    def _flags(self, record: dict, ratio: float) -> list[str]:
+        flags = []
+        if ratio > self.settings.flag_speedup:
+            flags.append(f"speedup above {self.settings.flag_speedup:g}x: check it by hand")
+        if record.get("torch_only"):
+            flags.append("torch_only: no kernel of its own ran")
+        return flags
 
     # --- helpers --------------------------------------------------------------------------
 
@@ -166,8 +274,8 @@ class Evaluator:
                 "seed": self.settings.seed, "device": self.device, "mode": self.settings.mode,
                 **extra}
 
-    def _expected_output(self, case: Case, trial: int) -> Any:
-        """Reference output for a trial, computed here and kept while the problem stays."""
+    def _reference_output(self, case: Case, seed: int) -> Any:
+        """Reference output for an input draw, computed here and kept while the problem stays."""
         import torch
 
         if self._problem_path != case.problem.path:
@@ -178,11 +286,16 @@ class Evaluator:
                                                   self.settings.seed, self.device,
                                                   self.settings.mode)
             self._expected = {}
-        if trial not in self._expected:
-            inputs = loading.make_inputs(self._problem, self._input_seed(trial), self.device)
+            self._reference_mutates = False
+        if seed not in self._expected:
+            inputs = loading.make_inputs(self._problem, seed, self.device)
+            pristine = loading.clone_inputs(inputs)
             with torch.no_grad():
-                self._expected[trial] = self._reference(*inputs)
-        return self._expected[trial]
+                self._expected[seed] = self._reference(*inputs)
+            self._reference_mutates |= any(
+                isinstance(a, torch.Tensor) and not torch.equal(a, b)
+                for a, b in zip(inputs, pristine))
+        return self._expected[seed]
 
 
 def base_record(case: Case) -> dict:

@@ -25,16 +25,22 @@ SHAPE_MISMATCH = "shape_mismatch"
 DTYPE_MISMATCH = "dtype_mismatch"
 STRUCTURE_MISMATCH = "structure_mismatch"
 NAN_INF = "nan_inf"
-# Status of the speed stage.
+MUTATED_INPUT = "mutated_input"
+CHEAT = "cheat"
+# Statuses of the speed stage.
 SLOWER = "slower"
+TORCH_ONLY = "torch_only"
 # Not errors.
 PASSED = "passed"
 MISSING = "missing"
 UNSUPPORTED_DEVICE = "unsupported_device"
 
 BUILD_FAILURE = re.compile(r"Error building extension|error: command .* failed|ninja: build stopped")
+# Compiler diagnostics look like `file.cu(12): error: ...` or `file.cpp:6:22: error: ...`.
+DIAGNOSTIC_LINE = re.compile(r"(:\d+(:\d+)?:|\(\d+\):) *(fatal )?error\b", re.IGNORECASE)
 ERROR_LINE = re.compile(r"(\berror\b|\bError\b|fatal)", re.IGNORECASE)
-NOISE_LINE = re.compile(r"ninja: build stopped|subprocess\.CalledProcessError|^\s*$")
+NOISE_LINE = re.compile(r"ninja: build stopped|subprocess\.CalledProcessError|^\s*$|"
+                        r"Error building extension|\s-MMD\s|\s-isystem\s")
 CUDA_FAILURE = re.compile(
     r"CUDA error|illegal memory access|device-side assert|unspecified launch failure|"
     r"CUDA_ERROR|cudaError|misaligned address|an illegal instruction"
@@ -42,14 +48,14 @@ CUDA_FAILURE = re.compile(
 
 
 def first_error_lines(text: str, limit: int = 6) -> str:
-    """The first lines of a compiler log that say 'error', not the whole ninja transcript."""
-    picked = [line.strip() for line in text.splitlines()
-              if ERROR_LINE.search(line) and not NOISE_LINE.search(line)]
-    seen: list[str] = []
-    for line in picked:
-        if line not in seen:
-            seen.append(line)
-    return "\n".join(seen[:limit]) or text.strip().splitlines()[-1] if text.strip() else ""
+    """The compiler's first error lines, not the whole ninja transcript."""
+    lines = [line.strip() for line in text.splitlines()]
+    picked = [line for line in lines if DIAGNOSTIC_LINE.search(line)] or \
+        [line for line in lines if ERROR_LINE.search(line) and not NOISE_LINE.search(line)]
+    unique = list(dict.fromkeys(picked))[:limit]
+    if unique:
+        return "\n".join(unique)
+    return lines[-1] if lines else ""
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -69,7 +75,7 @@ def classify_exception(exc: BaseException, stage: str) -> str:
     if isinstance(exc, SyntaxError):
         return SYNTAX_ERROR
     if isinstance(exc, MemoryError) or "OutOfMemoryError" in type(exc).__name__ \
-            or "out of memory" in text:
+            or "out of memory" in text or "can't allocate memory" in text:
         return OUT_OF_MEMORY
     if CUDA_FAILURE.search(text):
         return CUDA_ERROR

@@ -140,6 +140,15 @@ def add_options(parser: pytest.Parser) -> None:
         help="base seed for weights and inputs (default: 42).",
     )
     group.addoption(
+        "--kb-flag-speedup", dest="kb_flag_speedup", type=parse_p, metavar="X", default=None,
+        help="flag speedups above X in the report for a look by hand (default: 10).",
+    )
+    group.addoption(
+        "--kb-require-kernel", dest="kb_require_kernel", action="store_true", default=False,
+        help="fail the speed item of a candidate that ran no GPU kernel of its own "
+        "(status torch_only; detected on CUDA). Default: report it as a flag only.",
+    )
+    group.addoption(
         "--kb-report", dest="kb_report", metavar="PATH", default=None,
         help="write the JSON report here (default: ini kb_report, else "
         "reports/kernelbench.json); 'none' writes nothing.",
@@ -176,6 +185,8 @@ class Settings:
     report_path: Path | None = None
     time_budget_s: float = 1.0
     min_rounds: int = 5
+    flag_speedup: float = 10.0
+    require_kernel: bool = False
 
 
 def read_settings(config: pytest.Config) -> Settings | None:
@@ -233,6 +244,8 @@ def read_settings(config: pytest.Config) -> Settings | None:
         report_path=None if report_text.lower() == "none" else report_base / report_text,
         time_budget_s=float(_benchmark_option(config, "benchmark_max_time", 1.0)),
         min_rounds=int(_benchmark_option(config, "benchmark_min_rounds", 5)),
+        flag_speedup=_default(config.getoption("kb_flag_speedup"), 10.0),
+        require_kernel=bool(config.getoption("kb_require_kernel")),
     )
 
 

@@ -92,7 +92,7 @@ class KernelBenchRun:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list) -> None:
-        ours = []
+        ours: list[pytest.Item] = []
         for problem in self.problems:
             module = pytest.Module.from_parent(session, path=SUITE_FILE, nodeid=problem.key,
                                                name=problem.key)
@@ -100,14 +100,16 @@ class KernelBenchRun:
             ours.extend(session.genitems(module))
         case_order = {case: index for index, case in enumerate(self.cases)}
         # Stages of one case run back to back, so the worker keeps the candidate loaded.
-        ours.sort(key=lambda item: (case_order[item.callspec.params["kb_case"]],
-                                    STAGES.index(item.originalname)))
+        ours.sort(key=lambda item: (case_order[item.callspec.params["kb_case"]],  # type: ignore[attr-defined]
+                                    STAGES.index(item.originalname)))  # type: ignore[attr-defined]
         items.extend(ours)
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "kb_case" not in metafunc.fixturenames:
             return
-        problem = metafunc.definition.parent.stash[PROBLEM_KEY]
+        parent = metafunc.definition.parent
+        assert parent is not None
+        problem = parent.stash[PROBLEM_KEY]
         params = [
             pytest.param(case, id=case.id, marks=[
                 getattr(pytest.mark, f"kb_level{problem.level}"),
@@ -140,7 +142,7 @@ class KernelBenchRun:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, fragment in report.user_properties:
-            if name != "kernelbench":
+            if name != "kernelbench" or not isinstance(fragment, dict):
                 continue
             key = (fragment["candidate_set"], fragment["level"], fragment["problem_id"],
                    fragment["sample"])

@@ -1,7 +1,8 @@
-"""The pytest side of the sandbox: one worker process, reused while it stays healthy.
+"""The pytest side of the sandbox: a fresh worker process per candidate, forked from a zygote.
 
-A request that the worker does not answer in time, or that kills it, becomes a Fault for that
-request alone; the next request starts a fresh worker.
+The zygote (worker.zygote) imports torch once; every candidate then runs in its own forked
+child, so nothing one candidate patches, builds or breaks reaches the next. A request that the
+child does not answer in time, or that kills it, becomes a Fault for that request alone.
 """
 
 from __future__ import annotations
@@ -9,18 +10,19 @@ from __future__ import annotations
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench import faults, wire
 
 LOG_TAIL_BYTES = 2000
-# Starting a worker (interpreter plus `import torch`) is not charged to any candidate's stage.
+# Starting the zygote (interpreter plus `import torch`) or a child is charged to no candidate.
 STARTUP_TIMEOUT_S = 120.0
 
 
@@ -36,106 +38,159 @@ class Fault:
 @dataclass
 class Reply:
     header: dict
-    value: Any = None
+    value: Any = None  # the decoded "output", when the reply has one
     wall_s: float = 0.0
+    extra: dict = field(default_factory=dict)  # other decoded values, by header key
+
+
+def decode_reply(reply: dict, payload: memoryview) -> tuple[Any, dict]:
+    """The values a reply carries, decoded in the order the worker encoded them."""
+    cursor = [0]
+    value = wire.decode_value(reply["output"], payload, cursor) if "output" in reply else None
+    extra: dict = {}
+    if "inputs_after" in reply:
+        extra["inputs_after"] = wire.decode_value(reply["inputs_after"], payload, cursor)
+    if "timed_outputs" in reply:
+        extra["timed_outputs"] = [wire.decode_value(item["output"], payload, cursor)
+                                  for item in reply["timed_outputs"]]
+    return value, extra
 
 
 class Sandbox:
     def __init__(self, env: dict[str, str] | None = None, device: str = "cpu"):
         self.env = {**os.environ, **(env or {})}
         self.device = device
-        self.cuda_ipc = False  # probed at each start: outputs then skip the trip through host memory
-        self.process: subprocess.Popen | None = None
         self.log = tempfile.NamedTemporaryFile(prefix="kb-worker-", suffix=".log", delete=False)
-        self.to_worker = self.from_worker = -1
+        self.zygote: subprocess.Popen | None = None
+        self.control: socket.socket | None = None
+        self.child_pid: int | None = None
+        self.child_key: tuple | None = None
+        self.to_child = self.from_child = -1
+        self.cuda_ipc = False  # probed per child: outputs then skip the trip through host memory
 
     def request(self, header: dict, timeout_s: float) -> Reply | Fault:
-        """Send one request and wait for its reply, at most timeout_s seconds."""
-        if self.process is None:
-            started = self._start()
+        """Send one request to the candidate's worker and wait at most timeout_s for its reply."""
+        key = (header.get("problem"), header.get("candidate"))
+        if self.child_pid is None or key != self.child_key:
+            self.stop_child()
+            started = self._start_child()
             if isinstance(started, Fault):
                 return started
+            self.child_key = key
         log_start = self._log_size()
-        started = time.perf_counter()
-        header = {**header, "cuda_ipc": self.cuda_ipc}
+        started_s = time.perf_counter()
         try:
-            wire.write_message(self.to_worker, header)
+            wire.write_message(self.to_child, {**header, "cuda_ipc": self.cuda_ipc})
             if not self._wait_readable(timeout_s):
-                self.stop()
-                return Fault(faults.TIMEOUT, f"no answer within {timeout_s:g} s "
-                             f"(--kb-timeout); the worker was killed",
-                             self._log_since(log_start))
-            reply, payload = wire.read_message(self.from_worker)
-        except (EOFError, BrokenPipeError, OSError):
+                self.stop_child()
+                return Fault(faults.TIMEOUT, f"no answer within {timeout_s:g} s (--kb-timeout); "
+                             "the worker was killed", self._log_since(log_start))
+            reply, payload = wire.read_message(self.from_child)
+        except (EOFError, OSError):
             return self._lost(log_start)
-        wall_s = time.perf_counter() - started
+        wall_s = time.perf_counter() - started_s
         if not reply.get("ok"):
             if reply.get("status") == faults.CUDA_ERROR:
-                self.stop()  # a CUDA error poisons the context for every later request
-            details = reply.get("details") or ""
+                self.stop_child()  # a CUDA error poisons the context for every later request
             log = self._log_since(log_start)
-            return Fault(reply.get("status", faults.RUNTIME_ERROR), reply.get("error", ""),
-                         details + (f"\n--- worker output ---\n{log}" if log else ""))
-        value = None
-        if "output" in reply:
-            try:
-                value = wire.decode_value(reply["output"], payload, [0])
-            except (ValueError, RuntimeError, KeyError) as exc:
-                return Fault(faults.STRUCTURE_MISMATCH, f"unreadable output: {exc}")
-        return Reply(reply, value, wall_s)
-
-    def stop(self) -> None:
-        if self.process is None:
-            return
+            details = (reply.get("details") or "") + (f"\n--- worker output ---\n{log}" if log else "")
+            return Fault(reply.get("status", faults.RUNTIME_ERROR), reply.get("error", ""), details)
         try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.process.wait()
-        self._close_pipes()
-        self.process = None
+            value, extra = decode_reply(reply, payload)
+        except (ValueError, RuntimeError, KeyError, TypeError) as exc:
+            return Fault(faults.STRUCTURE_MISMATCH, f"unreadable output: {exc}")
+        return Reply(reply, value, wall_s, extra)
 
     def close(self) -> None:
-        self.stop()
+        self.stop_child()
+        if self.zygote is not None:
+            assert self.control is not None
+            self.control.close()
+            self.zygote.kill()
+            self.zygote.wait()
+            self.zygote = None
         self.log.close()
         Path(self.log.name).unlink(missing_ok=True)
 
-    def _start(self) -> Fault | None:
-        to_worker_r, to_worker_w = os.pipe()
-        from_worker_r, from_worker_w = os.pipe()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "pytest_kernelbench.worker", str(to_worker_r),
-             str(from_worker_w)],
-            pass_fds=(to_worker_r, from_worker_w),
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
-            env=self.env,
-            start_new_session=True,  # so a timeout kills whatever the candidate spawned too
-        )
-        os.close(to_worker_r)
-        os.close(from_worker_w)
-        self.to_worker, self.from_worker = to_worker_w, from_worker_r
+    # --- children --------------------------------------------------------------------------
+
+    def stop_child(self) -> int | None:
+        """Kill the current child (and whatever it started); its exit status, when known."""
+        if self.child_pid is None:
+            return None
+        try:
+            os.killpg(self.child_pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        status = self._control(f"wait {self.child_pid}", "status")
+        for fd in (self.to_child, self.from_child):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.to_child = self.from_child = -1
+        self.child_pid = self.child_key = None
+        return status
+
+    def _start_child(self) -> Fault | None:
+        if self.zygote is None or self.zygote.poll() is not None:
+            self._start_zygote()
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        assert self.control is not None
+        socket.send_fds(self.control, [b"fork"], [to_child_r, from_child_w])
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self.to_child, self.from_child = to_child_w, from_child_r
+        self.child_pid = self._control(None, "pid")
         log_start = self._log_size()
         try:
-            wire.write_message(self.to_worker, {"op": "ping"})
+            wire.write_message(self.to_child, {"op": "ping"})
             if not self._wait_readable(STARTUP_TIMEOUT_S):
-                self.stop()
+                self.stop_child()
                 return Fault(faults.CRASHED, f"the worker did not start within "
                              f"{STARTUP_TIMEOUT_S:g} s", self._log_since(log_start))
-            wire.read_message(self.from_worker)
+            wire.read_message(self.from_child)
         except (EOFError, OSError):
             return self._lost(log_start)
-        if self.device.startswith("cuda"):
-            self.cuda_ipc = self._probe_cuda_ipc()
+        self.cuda_ipc = self.device.startswith("cuda") and self._probe_cuda_ipc()
         return None
+
+    def _start_zygote(self) -> None:
+        parent_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.zygote = subprocess.Popen(
+            [sys.executable, "-m", "pytest_kernelbench.worker", str(zygote_end.fileno())],
+            pass_fds=(zygote_end.fileno(),), stdin=subprocess.DEVNULL, stdout=self.log,
+            stderr=subprocess.STDOUT, env=self.env)
+        zygote_end.close()
+        self.control = parent_end
+        self.control.settimeout(STARTUP_TIMEOUT_S)
+
+    def _control(self, command: str | None, answer: str) -> int | None:
+        """Send a command to the zygote (None: just read) and return the number it answers."""
+        assert self.control is not None
+        try:
+            if command is not None:
+                self.control.sendall(command.encode())
+            line = b""
+            while not line.endswith(b"\n"):
+                chunk = self.control.recv(64)
+                if not chunk:
+                    raise OSError("zygote closed its control socket")
+                line += chunk
+        except OSError:
+            return None
+        word, _, number = line.decode().strip().partition(" ")
+        return int(number) if word == answer else None
 
     def _probe_cuda_ipc(self) -> bool:
         import torch
 
         try:
-            wire.write_message(self.to_worker, {"op": "ipc_probe", "device": self.device})
+            wire.write_message(self.to_child, {"op": "ipc_probe", "device": self.device})
             if not self._wait_readable(STARTUP_TIMEOUT_S):
                 return False
-            reply, payload = wire.read_message(self.from_worker)
+            reply, payload = wire.read_message(self.from_child)
             value = wire.decode_value(reply["output"], payload, [0])
             expected = torch.arange(64, dtype=torch.float32, device=value.device)
             return bool(torch.equal(value, expected))
@@ -148,22 +203,14 @@ class Sandbox:
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            ready, _, _ = select.select([self.from_worker], [], [], min(left, 1.0))
+            ready, _, _ = select.select([self.from_child], [], [], min(left, 1.0))
             if ready:
                 return True
 
     def _lost(self, log_start: int) -> Fault:
-        assert self.process is not None
-        try:
-            returncode = self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            returncode = None
-        self.stop()
+        returncode = self.stop_child()
         log = self._log_since(log_start)
-        if returncode == 0 or (returncode is not None and returncode > 0):
-            status = faults.EXITED
-        else:
-            status = faults.CRASHED
+        status = faults.EXITED if returncode is not None and returncode >= 0 else faults.CRASHED
         how = faults.describe_exit(returncode) if returncode is not None else "stopped answering"
         last = log.strip().splitlines()[-1] if log.strip() else ""
         message = f"worker process ended ({how})" + (f": {faults.one_line(last)}" if last else "")
@@ -178,11 +225,3 @@ class Sandbox:
             handle.seek(start)
             data = handle.read()
         return data[-LOG_TAIL_BYTES:].decode(errors="replace")
-
-    def _close_pipes(self) -> None:
-        for fd in (self.to_worker, self.from_worker):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self.to_worker = self.from_worker = -1

@@ -41,7 +41,7 @@ def fast_p(records: Iterable[dict], p: float, problems: int | None = None) -> fl
     return hits / total
 
 
-def geomean(values: Iterable[float]) -> float | None:
+def geomean(values: Iterable[float | None]) -> float | None:
     logs = [math.log(v) for v in values if v is not None and v > 0 and math.isfinite(v)]
     return math.exp(sum(logs) / len(logs)) if logs else None
 

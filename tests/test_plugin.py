@@ -87,6 +87,9 @@ BROKEN = {
     "hard_exit": ("test_correct", "exited", "exit code 7"),
     "segfault": ("test_correct", "crashed", "SIGSEGV"),
     "hangs": ("test_correct", "timeout", "no answer within 3 s"),
+    "hangs_at_import": ("test_compile", "timeout", "no answer within 3 s"),
+    "aborts": ("test_correct", "crashed", "SIGABRT"),
+    "allocates_too_much": ("test_correct", "out_of_memory", "can't allocate memory"),
 }
 
 
@@ -165,3 +168,56 @@ def test_a_run_from_a_folder_with_its_own_tests_only_evaluates(kb):
     kb.pytester.makepyfile(test_unrelated="def test_x():\n    assert False\n")
     result = kb.run("good", args=("--collect-only", "-q"))
     assert "test_unrelated" not in result.stdout.str()
+
+
+HOSTILE = {
+    "mutates_input": ("test_correct", "mutated_input", "modified in place"),
+    "patches_torch": ("test_correct", "mismatch", "differ"),
+    "replays_after_two_calls": ("test_speed", "cheat", "output of a timed call is wrong"),
+    "reuses_output_buffer": ("test_speed", "cheat", "output of a timed call is wrong"),
+    "returns_subclass": ("test_correct", "cheat", "not a plain torch.Tensor"),
+}
+
+
+@pytest.fixture
+def hostile(kb):
+    result = kb.run("hostile", "good", args=("--kb-level=1", "--kb-trials=2", "--kb-p=0"))
+    return result, kb.records()
+
+
+def test_every_cheat_gets_its_status_and_honest_candidates_keep_their_verdicts(hostile):
+    result, records = hostile
+    for sample, (stage, status, text) in HOSTILE.items():
+        record = records[("hostile", 2, sample)]
+        assert record["status"] == status, (sample, record)
+        assert text in record["error"], (sample, record["error"])
+        result.stdout.fnmatch_lines([f"FAILED level1/2_ReLU::{stage}[[]hostile-{sample}[]]*"])
+    # The good set runs after the hostile one in the same session, on fresh workers.
+    for problem_id in (1, 2):
+        good = records[("good", problem_id, "s0")]
+        assert good["status"] == "passed" and good["correct"] and good["speedup"] > 0
+
+
+def test_uninitialised_memory_never_holds_the_reference_answer(hostile):
+    _, records = hostile
+    record = records[("hostile", 2, "returns_uninitialised")]
+    # Fresh memory has no fixed content, so the exact status varies; it is never correct.
+    assert not record["correct"] and record["status"] in ("mismatch", "nan_inf")
+    assert "allocates uninitialised tensors" in " ".join(record["static_scan"])
+
+
+def test_a_candidate_that_redefines_the_problem_is_judged_on_the_real_one(hostile):
+    _, records = hostile
+    record = records[("hostile", 2, "redefines_problem")]
+    honest = records[("good", 2, "s0")]
+    assert record["correct"] and record["status"] == "passed"
+    # Timed on the problem's 32x48 input, not its own 1x1: as slow as the honest candidate.
+    assert record["candidate_time"] > 0.3 * honest["candidate_time"]
+
+
+def test_a_candidate_that_slows_the_clock_is_caught_by_the_harness_clock(kb):
+    kb.run("clock", problems="timing_problems", args=("--kb-trials=1", "--kb-p=0"))
+    record = kb.records()[("clock", 1, "s0")]
+    assert record["status"] == "cheat"
+    assert "candidate time does not add up" in record["error"]
+    assert record["speedup"] is None

@@ -1,0 +1,79 @@
+"""Pure helpers: compiler-log trimming, exception classes, kernel attribution, static scan,
+timing statistics and plausibility."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_kernelbench import faults, timing
+from pytest_kernelbench.kernels import custom_kernels
+from pytest_kernelbench.scan import scan_source
+
+NINJA_LOG = """Error building extension 'ext': [1/2] c++ -MMD -MF main.o.d -isystem /usr/include
+/tmp/ext/main.cpp:6:22: error: expected ';' before '}' token
+    6 |     return x * factor
+/tmp/ext/main.cpp:9:1: error: 'y' was not declared in this scope
+ninja: build stopped: subcommand failed."""
+
+
+def test_only_the_compiler_diagnostics_of_a_build_log_are_kept():
+    assert faults.first_error_lines(NINJA_LOG) == (
+        "/tmp/ext/main.cpp:6:22: error: expected ';' before '}' token\n"
+        "/tmp/ext/main.cpp:9:1: error: 'y' was not declared in this scope")
+
+
+def test_nvcc_diagnostics_are_recognised_and_deduplicated():
+    log = 'k.cu(12): error: identifier "foo" is undefined\nk.cu(12): error: identifier "foo" is undefined'
+    assert faults.first_error_lines(log) == 'k.cu(12): error: identifier "foo" is undefined'
+
+
+@pytest.mark.parametrize(("exc", "stage", "status"), [
+    (SystemExit(3), "forward", "exited"),
+    (SyntaxError("bad"), "import", "syntax_error"),
+    (RuntimeError("CUDA error: an illegal memory access was encountered"), "forward", "cuda_error"),
+    (RuntimeError("CUDA out of memory. Tried to allocate 4 TiB"), "forward", "out_of_memory"),
+    (RuntimeError("Error building extension 'x'"), "import", "compile_error"),
+    (ImportError("no module"), "import", "import_error"),
+    (ValueError("bad shape"), "init", "init_error"),
+    (ValueError("bad shape"), "forward", "runtime_error"),
+])
+def test_exceptions_map_to_statuses(exc, stage, status):
+    assert faults.classify_exception(exc, stage) == status
+
+
+@pytest.mark.parametrize(("code", "text"), [(-11, "killed by SIGSEGV"), (7, "exit code 7")])
+def test_exit_codes_are_described(code, text):
+    assert faults.describe_exit(code) == text
+
+
+def test_kernels_of_the_candidates_own_are_told_from_pytorchs():
+    baseline = ["void at::native::vectorized_elementwise_kernel<4, relu>(...)"]
+    candidate = ["swish_kernel", "sm90_xmma_gemm_f32f32_tf32f32", *baseline,
+                 "void cutlass::Kernel<Gemm>(Params)"]
+    assert custom_kernels(candidate, baseline) == ["swish_kernel"]
+    assert custom_kernels(baseline, baseline) == []
+
+
+def test_the_static_scan_names_suspicious_constructs_with_their_line():
+    source = "import torch\nimport time\n\ntime.perf_counter = lambda: 0\ns = torch.cuda.Stream()\n"
+    notes = scan_source(source)
+    assert "line 4: assigns to an attribute of torch/time/sys/os (monkeypatching)" in notes
+    assert "line 5: creates CUDA streams (work may escape timing)" in notes
+    assert scan_source("import torch\n\ndef f(x):\n    return torch.relu(x)\n") == []
+
+
+def test_summaries_give_median_iqr_and_count():
+    summary = timing.summarize([4.0, 1.0, 3.0, 2.0, 100.0])
+    assert (summary.median_s, summary.min_s, summary.n) == (3.0, 1.0, 5)
+    assert summary.iqr_s == pytest.approx(2.0)
+    assert timing.speedup(timing.summarize([2.0]), timing.summarize([1.0])) == 2.0
+
+
+@pytest.mark.parametrize(("reported", "wall", "device", "plausible"), [
+    (1e-3, 1.1e-3, "cuda", True),      # a long kernel, a little loop overhead
+    (3e-6, 15e-6, "cuda", True),       # launch-bound: overhead dominates the wall clock
+    (1e-5, 1e-3, "cuda", False),       # a hundred times more time passed than was reported
+    (1.5e-6, 120e-6, "cpu", False),
+])
+def test_reported_times_must_fit_the_harness_clock(reported, wall, device, plausible):
+    assert timing.plausible(reported, wall, device) is plausible
