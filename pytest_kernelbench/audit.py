@@ -28,7 +28,7 @@ from typing import Any
 
 from pytest_kernelbench import correctness, faults, loading
 from pytest_kernelbench.discovery import Problem, find_problems
-from pytest_kernelbench.manifest import load_manifest
+from pytest_kernelbench.manifest import Entry, load_manifest
 from pytest_kernelbench.options import parse_levels
 
 MEMORY_LIMIT_BYTES = 20e9
@@ -224,7 +224,7 @@ def render(findings: list[Finding], show_all: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_kernelbench.audit",
-                                     description=__doc__.split("\n\n")[0])
+                                     description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--problems", default="problems", type=Path)
     parser.add_argument("--level", type=parse_levels, default=(1, 2, 3))
     parser.add_argument("--device", default="cpu")
@@ -233,13 +233,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="on cpu, problems above this many input+output bytes get the "
                         "meta-only check (default: 64e6)")
     parser.add_argument("-k", dest="keyword", default="", help="only problems whose key contains this")
+    parser.add_argument("--tags", default="", help="only problems with one of these manifest tags")
     parser.add_argument("--all", action="store_true", help="show passing checks too")
     args = parser.parse_args(argv)
     if not args.problems.is_dir():
         parser.error(f"--problems: no such folder: {args.problems}")
     loading.use_exact_fp32()
     manifest = load_manifest(args.problems)
-    problems = [p for p in find_problems(args.problems, args.level) if args.keyword in p.key]
+    tags = set(filter(None, args.tags.split(",")))
+    problems = [p for p in find_problems(args.problems, args.level) if args.keyword in p.key
+                and (not tags or tags & set(manifest.get((p.level, p.problem_id), Entry()).tags))]
     findings: list[Finding] = []
     for problem in problems:
         entry = manifest.get((problem.level, problem.problem_id))

@@ -66,7 +66,7 @@ class Model(nn.Module):
         return self.fc(x)
 
 
-batch_size = 2
+batch_size = 16
 num_classes = 1000
 
 

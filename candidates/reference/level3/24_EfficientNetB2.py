@@ -67,7 +67,7 @@ class ModelNew(nn.Module):
         return self.fc(x)
 
 
-batch_size = 2
+batch_size = 16
 num_classes = 1000
 
 
