@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench import correctness, faults, loading, timing, wire
+from pytest_kernelbench.devices import device_lock
 from pytest_kernelbench.discovery import Case
 from pytest_kernelbench.kernels import custom_kernels
 from pytest_kernelbench.manifest import Entry
@@ -73,18 +74,20 @@ class Evaluator:
     # --- stages ---------------------------------------------------------------------------
 
     def compile(self, case: Case) -> Outcome:
-        return self._memo(case, "compile", self._compile)
+        return self._memo(case, "compile", self._compile, exclusive=False)
 
     def correct(self, case: Case) -> Outcome:
-        return self._memo(case, "correct", self._correct)
+        return self._memo(case, "correct", self._correct, exclusive=False)
 
     def speed(self, case: Case) -> Outcome:
-        return self._memo(case, "speed", self._speed)
+        self.correct(case)  # under the shared lock, before timing takes the device alone
+        return self._memo(case, "speed", self._speed, exclusive=True)
 
-    def _memo(self, case: Case, stage: str, run) -> Outcome:
+    def _memo(self, case: Case, stage: str, run, exclusive: bool) -> Outcome:
         key = (case, stage)
         if key not in self._done:
-            self._done[key] = run(case)
+            with device_lock(self.device, exclusive):
+                self._done[key] = run(case)
         return self._done[key]
 
     def _compile(self, case: Case) -> Outcome:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kernelbench import discovery, options, report, scoring
+from pytest_kernelbench.devices import bind_device
 from pytest_kernelbench.manifest import Entry, load_manifest
 
 SUITE_FILE = Path(__file__).with_name("suite.py")
@@ -79,7 +80,8 @@ class KernelBenchRun:
             raise pytest.UsageError(f"no problems selected in {settings.problems_dir} "
                                     f"(levels {','.join(map(str, settings.levels))}"
                                     + (f", tags {','.join(settings.tags)})" if settings.tags else ")"))
-        return cls(config, settings, resolve_device(settings.device), problems,
+        worker_id = getattr(config, "workerinput", {}).get("workerid")
+        return cls(config, settings, resolve_device(settings.device, worker_id), problems,
                    discovery.pair(problems, sets), manifest)
 
     # --- collection -----------------------------------------------------------------------
@@ -167,11 +169,11 @@ class KernelBenchRun:
                 terminalreporter.write_line(f"kernelbench report: {path}")
 
 
-def resolve_device(requested: str) -> str:
+def resolve_device(requested: str, worker_id: str | None = None) -> str:
     import torch
 
     if requested == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        requested = "cuda" if torch.cuda.is_available() else "cpu"
     if requested.startswith("cuda"):
         if not torch.cuda.is_available():
             raise pytest.UsageError(f"--kb-device={requested}: no CUDA device is available")
@@ -179,6 +181,7 @@ def resolve_device(requested: str) -> str:
         if index >= torch.cuda.device_count():
             raise pytest.UsageError(f"--kb-device={requested}: only "
                                     f"{torch.cuda.device_count()} CUDA device(s)")
+        return bind_device(requested, worker_id, torch.cuda.device_count())
     return requested
 
 

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import fcntl
+
+import pytest
+
+from pytest_kernelbench.devices import bind_device, device_lock, lock_path
+
+
+@pytest.mark.parametrize(("device", "worker", "count", "expected"), [
+    ("cuda", None, 4, "cuda"),          # not under xdist
+    ("cuda", "gw0", 4, "cuda:0"),
+    ("cuda", "gw5", 4, "cuda:1"),       # more workers than GPUs: they share, round robin
+    ("cuda", "gw3", 1, "cuda:0"),       # one GPU, N workers
+    ("cuda:2", "gw0", 4, "cuda:2"),     # an explicit index is kept
+    ("cpu", "gw1", 0, "cpu"),
+])
+def test_xdist_workers_are_spread_over_the_gpus(device, worker, count, expected):
+    assert bind_device(device, worker, count) == expected
+
+
+def test_lock_files_name_the_physical_device(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    assert lock_path("cuda:1").name == "pytest-kernelbench-cuda-visible-5.lock"
+    assert lock_path("cpu").name == "pytest-kernelbench-cpu.lock"
+
+
+def test_timing_holds_the_device_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
+    with device_lock("cuda:0", exclusive=True):
+        with open(lock_path("cuda:0"), "a+") as other:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    with device_lock("cuda:0", exclusive=False):
+        with open(lock_path("cuda:0"), "a+") as other:
+            fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)  # ordinary work shares it
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
