@@ -55,9 +55,9 @@ def needs_cuda(source: str) -> bool:
 class Evaluator:
     def __init__(self, settings: Settings, device: str,
                  overrides: dict[tuple[int, int], Entry] | None = None):
+        loading.use_exact_fp32()
         self.settings = settings
         self.overrides = overrides or {}
-        loading.use_exact_fp32()
         self.device = device
         env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
         self.sandbox = Sandbox(env, device)
@@ -96,11 +96,12 @@ class Evaluator:
             record.update(status=faults.MISSING, error="no candidate in this set")
             return Outcome(faults.MISSING, f"set {case.set_name} has no candidate for "
                            f"{case.problem.key}", skipped=True, record=record)
-        if self.device == "cpu" and needs_cuda(case.candidate.path.read_text(errors="replace")):
+        source = case.candidate.path.read_text(errors="replace")
+        if self.device == "cpu" and needs_cuda(source):
             message = "CUDA-only candidate: needs a CUDA device, this run uses cpu"
             record.update(status=faults.UNSUPPORTED_DEVICE, error=message)
             return Outcome(faults.UNSUPPORTED_DEVICE, message, skipped=True, record=record)
-        record["static_scan"] = scan_source(case.candidate.path.read_text(errors="replace"))
+        record["static_scan"] = scan_source(source)
         reply = self.sandbox.request(self._request("load", case), self.settings.timeout_s)
         if isinstance(reply, Fault):
             record.update(compiled=False, correct=False, status=reply.status, error=reply.message)
