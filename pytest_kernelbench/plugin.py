@@ -9,9 +9,9 @@ import pytest
 from pytest_kernelbench import discovery, options, report, scoring
 from pytest_kernelbench.devices import bind_device
 from pytest_kernelbench.manifest import Entry, load_manifest
+from pytest_kernelbench.suite import STAGES
 
 SUITE_FILE = Path(__file__).with_name("suite.py")
-STAGES = ("test_compile", "test_correct", "test_speed")
 MARKERS = {
     "kb_compile": "KernelBench stage: import, build and construct the candidate",
     "kb_correct": "KernelBench stage: compare the candidate's outputs with the reference's",
@@ -60,6 +60,7 @@ class KernelBenchRun:
         self.cases = cases
         self.manifest = manifest
         self.records: dict[tuple, dict] = {}
+        self.stages: dict[tuple, int] = {}  # the latest stage each record came from
 
     @classmethod
     def start(cls, config: pytest.Config, settings: options.Settings) -> KernelBenchRun:
@@ -143,12 +144,15 @@ class KernelBenchRun:
     # --- results --------------------------------------------------------------------------
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for name, fragment in report.user_properties:
-            if name != "kernelbench" or not isinstance(fragment, dict):
+        for name, value in report.user_properties:
+            if name != "kernelbench" or not isinstance(value, dict):
                 continue
-            key = (fragment["candidate_set"], fragment["level"], fragment["problem_id"],
-                   fragment["sample"])
-            self.records.setdefault(key, {}).update(fragment)
+            record, stage = value["record"], value["stage"]
+            key = (record["candidate_set"], record["level"], record["problem_id"],
+                   record["sample"])
+            if stage >= self.stages.get(key, -1):
+                self.stages[key] = stage
+                self.records[key] = record
 
     def pytest_terminal_summary(self, terminalreporter, config: pytest.Config) -> None:
         if hasattr(config, "workerinput") or not self.records:

@@ -10,10 +10,15 @@ import pytest
 
 from pytest_kernelbench.evaluation import Outcome
 
+STAGES = ("test_compile", "test_correct", "test_speed")
+
 
 def settle(request: pytest.FixtureRequest, outcome: Outcome) -> None:
     """Hand the outcome to pytest: record it, then pass, skip or fail the item."""
-    request.node.user_properties.append(("kernelbench", outcome.record))
+    # A later stage's record holds everything the earlier ones found; under xdist the stages of
+    # one case may report out of order, so the stage goes along to decide which record wins.
+    stage = STAGES.index(request.node.originalname)
+    request.node.user_properties.append(("kernelbench", {"stage": stage, "record": outcome.record}))
     if outcome.details:
         request.node.add_report_section("call", "kernelbench", outcome.details)
     if outcome.skipped:

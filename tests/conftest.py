@@ -5,6 +5,10 @@ from pathlib import Path
 
 import pytest
 
+# Imported once here: in-process inner runs restore sys.modules afterwards, and a C extension
+# like torch cannot be imported a second time into the same interpreter.
+import torch  # noqa: F401
+
 EXAMPLES = Path(__file__).parent / "examples"
 
 
