@@ -61,6 +61,7 @@ class KernelBenchRun:
         self.manifest = manifest
         self.records: dict[tuple, dict] = {}
         self.stages: dict[tuple, int] = {}  # the latest stage each record came from
+        self.orphans: list[discovery.Candidate] = []  # candidate files that match no problem
 
     @classmethod
     def start(cls, config: pytest.Config, settings: options.Settings) -> KernelBenchRun:
@@ -82,8 +83,12 @@ class KernelBenchRun:
                                     f"(levels {','.join(map(str, settings.levels))}"
                                     + (f", tags {','.join(settings.tags)})" if settings.tags else ")"))
         worker_id = getattr(config, "workerinput", {}).get("workerid")
-        return cls(config, settings, resolve_device(settings.device, worker_id), problems,
-                   discovery.pair(problems, sets), manifest)
+        run = cls(config, settings, resolve_device(settings.device, worker_id), problems,
+                  discovery.pair(problems, sets), manifest)
+        all_problems = discovery.find_problems(settings.problems_dir, settings.levels)
+        run.orphans = [c for found in sets.values()
+                       for c in discovery.orphans(all_problems, found, settings.levels)]
+        return run
 
     # --- collection -----------------------------------------------------------------------
 
@@ -161,6 +166,10 @@ class KernelBenchRun:
         rows = scoring.summarize(records, report.summary_ps(self.settings.p))
         if config.get_verbosity() >= -1:
             terminalreporter.write_sep("=", f"kernelbench: fast_p on {self.device}")
+            for orphan in self.orphans:
+                terminalreporter.write_line(
+                    f"warning: {orphan.path} matches no problem (level {orphan.level}, "
+                    f"id {orphan.problem_id}) and was not evaluated", yellow=True)
             for line in report.render_table(rows, self.settings.p).splitlines():
                 terminalreporter.write_line(line)
         path = self.settings.report_path

@@ -222,3 +222,9 @@ def test_a_candidate_that_slows_the_clock_is_caught_by_the_harness_clock(kb):
     assert record["status"] == "cheat"
     assert "candidate time does not add up" in record["error"]
     assert record["speedup"] is None
+
+
+def test_a_candidate_file_that_matches_no_problem_is_named_in_the_summary(kb):
+    result = kb.run("stray", args=("-k", "ReLU", "--kb-trials=1", "--kb-p=0"))
+    result.stdout.fnmatch_lines(["warning: *stray/level1/42_Typo.py matches no problem "
+                                 "(level 1, id 42) and was not evaluated"])
