@@ -161,7 +161,7 @@ class Evaluator:
             if verdict is not None:
                 return self._cheat(record, "the output of a timed call is wrong (cached, replayed "
                                    f"or reused?): input seed {seed}: {verdict.message}")
-        calls = int(min(max(BURST_TARGET_S / max(candidate.median_s, 1e-7), 3), BURST_MAX_CALLS))
+        calls = burst_calls(candidate.median_s)
         burst = self.sandbox.request(
             self._request("burst", case, calls=calls, input_seeds=seeds), self.settings.timeout_s)
         if isinstance(burst, Fault):
@@ -231,7 +231,7 @@ class Evaluator:
         """Per-call wall time of the reference here, where no candidate code runs."""
         self._reference_output(case, seeds[0])  # loads the problem and its reference model
         sets = [loading.make_inputs(self._problem, seed, self.device) for seed in seeds]
-        calls = int(min(max(BURST_TARGET_S / max(median_s, 1e-7), 3), BURST_MAX_CALLS))
+        calls = burst_calls(median_s)
         timing.run_burst(self._reference, sets, 1, self.device)  # warm
         started = time.perf_counter()
         timing.run_burst(self._reference, sets, calls, self.device)
@@ -300,6 +300,11 @@ class Evaluator:
                 isinstance(a, torch.Tensor) and not torch.equal(a, b)
                 for a, b in zip(inputs, pristine))
         return self._expected[seed]
+
+
+def burst_calls(median_s: float) -> int:
+    """How many calls make a burst of about BURST_TARGET_S, given a per-call median."""
+    return int(min(max(BURST_TARGET_S / max(median_s, 1e-7), 3), BURST_MAX_CALLS))
 
 
 def base_record(case: Case) -> dict:

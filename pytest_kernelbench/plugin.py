@@ -66,11 +66,12 @@ class KernelBenchRun:
     @classmethod
     def start(cls, config: pytest.Config, settings: options.Settings) -> KernelBenchRun:
         try:
-            problems = discovery.find_problems(settings.problems_dir, settings.levels)
+            all_problems = discovery.find_problems(settings.problems_dir, settings.levels)
             sets = {path.name: discovery.find_candidates(path) for path in settings.candidate_dirs}
         except discovery.DiscoveryError as exc:
             raise pytest.UsageError(str(exc)) from None
         manifest = load_manifest(settings.problems_dir)
+        problems = all_problems
         if settings.tags:
             if not manifest:
                 raise pytest.UsageError(f"--kb-tags: {settings.problems_dir} has no manifest.yaml "
@@ -85,7 +86,6 @@ class KernelBenchRun:
         worker_id = getattr(config, "workerinput", {}).get("workerid")
         run = cls(config, settings, resolve_device(settings.device, worker_id), problems,
                   discovery.pair(problems, sets), manifest)
-        all_problems = discovery.find_problems(settings.problems_dir, settings.levels)
         run.orphans = [c for found in sets.values()
                        for c in discovery.orphans(all_problems, found, settings.levels)]
         return run
