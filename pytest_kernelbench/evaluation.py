@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import correctness, faults, loading, timing, wire
+from pytest_kernelbench import baselines, builds, correctness, faults, loading, roofline, timing, wire
 from pytest_kernelbench.devices import device_lock
 from pytest_kernelbench.discovery import Case
-from pytest_kernelbench.kernels import custom_kernels
+from pytest_kernelbench.kernels import custom_kernels, launched_kernels
 from pytest_kernelbench.manifest import Entry
 from pytest_kernelbench.options import Settings
+from pytest_kernelbench.report import driver_version
 from pytest_kernelbench.sandbox import Fault, Sandbox
 from pytest_kernelbench.scan import scan_source
 
@@ -29,6 +30,7 @@ TIMING_SEED_OFFSET = 9_000
 TIMING_INPUT_SETS = 3  # timed calls rotate through this many input draws
 BURST_TARGET_S = 0.05  # the harness's own clock times about this long a burst of calls
 BURST_MAX_CALLS = 2_000
+AUTO_GRAPH_BELOW_S = 50e-6  # --kb-timing=auto: graphs for baselines faster than this per call
 
 
 @dataclass
@@ -67,6 +69,9 @@ class Evaluator:
         self._reference: Any = None
         self._expected: dict[int, Any] = {}
         self._reference_mutates = False
+        self._per_problem: dict[str, Any] = {}  # baseline facts measured here, once per problem
+        self._ceilings: dict[str, roofline.Ceilings] = {}
+        self.arch = cuda_arch(device)
 
     def close(self) -> None:
         self.sandbox.close()
@@ -102,7 +107,7 @@ class Evaluator:
             record.update(status=faults.UNSUPPORTED_DEVICE, error=message)
             return Outcome(faults.UNSUPPORTED_DEVICE, message, skipped=True, record=record)
         record["static_scan"] = scan_source(source)
-        reply = self.sandbox.request(self._request("load", case), self.settings.timeout_s)
+        reply = self._ask(record, "load", case)
         if isinstance(reply, Fault):
             record.update(compiled=False, correct=False, status=reply.status, error=reply.message)
             return Outcome(reply.status, reply.message, reply.details, record=record)
@@ -118,7 +123,7 @@ class Evaluator:
         for trial in range(self.settings.trials):
             seed = self._input_seed(trial)
             expected = self._reference_output(case, seed)
-            reply = self.sandbox.request(self._request("run", case, input_seed=seed), budget)
+            reply = self._ask(record, "run", case, budget, input_seed=seed)
             if isinstance(reply, Fault):
                 message = f"trial {trial}: {reply.message}"
                 record.update(correct=False, status=reply.status, error=message)
@@ -138,22 +143,31 @@ class Evaluator:
         if not checked.passed:
             return skipped_after(checked, "correct")
         record = dict(checked.record)
+        notes: list[str] = []
         seeds = [self.settings.seed + TIMING_SEED_OFFSET + k for k in range(TIMING_INPUT_SETS)]
-        reply = self.sandbox.request(
-            self._request("time", case, input_seeds=seeds, budget_s=self.settings.time_budget_s,
-                          min_rounds=self.settings.min_rounds),
-            self.settings.timeout_s)
-        if isinstance(reply, Fault):
-            message = f"while timing: {reply.message}"
-            record.update(status=reply.status, error=message)
-            return Outcome(reply.status, message, reply.details, record=record)
+        facts = self._problem_facts(case, seeds)
+        record["baseline_wall_time"] = facts["wall_s"]
+        how = self._timing_mode(facts["wall_s"], notes)
+        measured = self._time(case, record, seeds, how)
+        if isinstance(measured, Fault) and how == "graph":
+            notes.append(f"CUDA graph capture failed ({measured.message}): timed with events")
+            how = "events"
+            measured = self._time(case, record, seeds, how)
+        if isinstance(measured, Fault):
+            message = f"while timing: {measured.message}"
+            record.update(status=measured.status, error=message)
+            return Outcome(measured.status, message, measured.details, record=record)
+        reply, baseline_samples = measured
         samples = reply.header["samples_s"]
-        baseline = timing.summarize(samples["baseline"])
+        baseline = timing.summarize(baseline_samples)
         candidate = timing.summarize(samples["candidate"])
         ratio = timing.speedup(baseline, candidate)
         record.update(speedup=ratio, baseline_time=baseline.median_s,
-                      candidate_time=candidate.median_s,
-                      baseline_stats=baseline.as_dict(), candidate_stats=candidate.as_dict())
+                      candidate_time=candidate.median_s, timing=how,
+                      timing_stopped=reply.header.get("stopped"),
+                      baseline_source="interleaved" if "baseline" in samples else "cache",
+                      baseline_stats=baseline.as_dict(), candidate_stats=candidate.as_dict(),
+                      speedup_interval=list(timing.speedup_interval(baseline, candidate)))
         timed = [(item["seed"], value) for item, value in zip(reply.header["timed_outputs"],
                                                               reply.extra["timed_outputs"])]
         for seed, value in timed:
@@ -162,31 +176,33 @@ class Evaluator:
                 return self._cheat(record, "the output of a timed call is wrong (cached, replayed "
                                    f"or reused?): input seed {seed}: {verdict.message}")
         calls = burst_calls(candidate.median_s)
-        burst = self.sandbox.request(
-            self._request("burst", case, calls=calls, input_seeds=seeds), self.settings.timeout_s)
+        burst = self._ask(record, "burst", case, calls=calls, input_seeds=seeds)
         if isinstance(burst, Fault):
             message = f"while timing: {burst.message}"
             record.update(status=burst.status, error=message)
             return Outcome(burst.status, message, burst.details, record=record)
         record["candidate_wall_time"] = burst.wall_s / calls
-        record["baseline_wall_time"] = self._baseline_burst_s(case, seeds, baseline.median_s)
-        # The candidate's reported median must fit what this process's own clock saw.
-        if not timing.plausible(candidate.median_s, record["candidate_wall_time"], self.device):
+        # The candidate's reported median must fit what this process's own clock saw. A graph
+        # replay is timed by this harness's own code and leaves no launch gaps, so eager calls
+        # may rightly take longer than it; work a graph did not capture fails the output check.
+        if how == "events" and not timing.plausible(candidate.median_s,
+                                                    record["candidate_wall_time"], self.device):
             return self._cheat(record, "candidate time does not add up: reported "
                                f"{candidate.median_s * 1e6:.2f} us per call, but the harness's "
                                f"own clock saw {record['candidate_wall_time'] * 1e6:.2f} us per "
                                "call (a tampered timer, or work on another stream or thread)")
-        flags = []
-        if not timing.plausible(record["baseline_wall_time"], baseline.median_s, self.device):
+        if "baseline" in samples and not timing.plausible(facts["wall_s"], baseline.median_s,
+                                                          self.device):
             # The candidate's process can slow the baseline (or merely disturb it); the
             # harness's own figure then bounds it, so a slowed baseline buys no speedup.
-            flags.append(f"baseline took {baseline.median_s * 1e6:.1f} us per call in the "
-                         f"candidate's process but {record['baseline_wall_time'] * 1e6:.1f} us "
-                         "here: the speedup uses the figure measured here")
-            ratio = record["baseline_wall_time"] / candidate.median_s
-            record.update(speedup=ratio, baseline_time=record["baseline_wall_time"])
-        self._note_kernels(case, record)
-        record["flags"] = flags + self._flags(record, ratio)
+            notes.append(f"baseline took {baseline.median_s * 1e6:.1f} us per call in the "
+                         f"candidate's process but {facts['wall_s'] * 1e6:.1f} us here: the "
+                         "speedup uses the figure measured here")
+            ratio = facts["wall_s"] / candidate.median_s
+            record.update(speedup=ratio, baseline_time=facts["wall_s"], speedup_interval=None)
+        self._note_kernels(case, record, facts["kernels"])
+        self._note_speed_of_light(record, facts, candidate.median_s)
+        record["flags"] = notes + self._flags(record, ratio)
         p = self.settings.p
         if self.settings.require_kernel and record.get("torch_only"):
             return Outcome(faults.TORCH_ONLY, "no kernel of the candidate's own ran "
@@ -197,6 +213,112 @@ class Evaluator:
                        f"{record['baseline_time'] * 1e6:.1f} us, candidate "
                        f"{candidate.median_s * 1e6:.1f} us, medians)", record=record,
                        candidate_samples_s=samples["candidate"])
+
+    def _timing_mode(self, baseline_wall_s: float, notes: list[str]) -> str:
+        """events or graph, for this problem, from --kb-timing and the device."""
+        wanted = self.settings.timing
+        if not self.device.startswith("cuda"):
+            if wanted == "graph":
+                notes.append("CUDA graphs need a CUDA device: timed with events")
+            return "events"
+        if wanted == "auto":
+            return "graph" if baseline_wall_s < AUTO_GRAPH_BELOW_S else "events"
+        return wanted
+
+    def _time(self, case: Case, record: dict, seeds: list[int], how: str):
+        """(reply, baseline samples) from the worker, or a Fault; a failed capture is a Fault."""
+        cached = self._cached_baseline(case, seeds, how)
+        if isinstance(cached, Fault):
+            return cached
+        reply = self._ask(record, "time", case, input_seeds=seeds, timing=how,
+                          with_baseline=cached is None, budget_s=self.settings.time_budget_s,
+                          min_rounds=self.settings.min_rounds,
+                          target_rse=self.settings.target_rse, baseline=self.settings.baseline)
+        if isinstance(reply, Fault):
+            return reply
+        if "graph_error" in reply.header:
+            self.sandbox.stop_child()  # a failed capture may leave the context unusable
+            return Fault(faults.RUNTIME_ERROR, reply.header["graph_error"])
+        samples = reply.header["samples_s"]
+        return reply, cached if cached is not None else samples["baseline"]
+
+    def _cached_baseline(self, case: Case, seeds: list[int], how: str):
+        """Baseline samples from --kb-baseline-cache (timed here when missing); None: no cache."""
+        folder = self.settings.baseline_cache
+        if folder is None:
+            return None
+        fields = self._baseline_fields(case, how)
+        now = time.time()
+        if not self.settings.retime_baseline:
+            found = baselines.read(folder, fields, self.settings.baseline_max_age_s, now)
+            if found is not None:
+                return found
+        baseline = self._baseline_model(case)
+        sets = [loading.make_inputs(self._problem, seed, self.device) for seed in seeds]
+        try:
+            side = timing.RotatingSide(baseline, sets, how == "graph", self.device)
+        except Exception as exc:  # noqa: BLE001 - e.g. the reference cannot be captured
+            return Fault(faults.RUNTIME_ERROR, f"the baseline: {faults.describe_exception(exc)}")
+        measured = timing.measure_interleaved({"baseline": side.turn(timing.poison)}, self.device,
+                                              self.settings.time_budget_s,
+                                              self.settings.min_rounds, self.settings.target_rse)
+        samples = measured.samples_s["baseline"]
+        baselines.write(folder, fields, samples, now)
+        return samples
+
+    def _baseline_fields(self, case: Case, how: str) -> dict:
+        import torch
+
+        fields = {"problem": baselines.source_digest(case.problem.path),
+                  "torch": torch.__version__, "cuda": torch.version.cuda,
+                  "device": self.device.split(":")[0], "baseline": self.settings.baseline,
+                  "timing": how, "mode": self.settings.mode, "seed": self.settings.seed,
+                  "dtype": str(torch.get_default_dtype()), "input_sets": TIMING_INPUT_SETS}
+        if self.device.startswith("cuda"):
+            fields["gpu"] = torch.cuda.get_device_name(self.device)
+            fields["driver"] = driver_version()
+        return fields
+
+    def _problem_facts(self, case: Case, seeds: list[int]) -> dict:
+        """What this process measures of the baseline once per problem, with no candidate code
+        running: its wall time per call, the kernels the eager reference launches, its cost."""
+        self._reference_output(case, seeds[0])  # loads the problem and its reference model
+        if "wall_s" not in self._per_problem:
+            sets = [loading.make_inputs(self._problem, seed, self.device) for seed in seeds]
+            baseline = self._baseline_model(case)
+            timing.run_burst(baseline, sets, 1, self.device)  # warm (and compile, if asked)
+            started = time.perf_counter()
+            timing.run_burst(baseline, sets, 3, self.device)
+            calls = burst_calls((time.perf_counter() - started) / 3)
+            started = time.perf_counter()
+            timing.run_burst(baseline, sets, calls, self.device)
+            wall_s = (time.perf_counter() - started) / calls
+            on_cuda = self.device.startswith("cuda")
+            self._per_problem.update({
+                "wall_s": wall_s,
+                "kernels": launched_kernels(self._reference, sets[0], self.device)
+                if on_cuda else None,
+                "cost": roofline.problem_cost(self._reference, sets[0]),
+                "dtype": input_dtype(sets[0]),
+            })
+        return self._per_problem
+
+    def _baseline_model(self, case: Case):
+        if "baseline_model" not in self._per_problem:
+            model = loading.as_baseline(self._reference, self.settings.baseline)
+            self._per_problem["baseline_model"] = model
+        return self._per_problem["baseline_model"]
+
+    def _note_speed_of_light(self, record: dict, facts: dict, candidate_s: float) -> None:
+        dtype = facts["dtype"]
+        if dtype not in self._ceilings:
+            self._ceilings[dtype] = roofline.measure_ceilings(self.device, dtype)
+        ceilings, cost = self._ceilings[dtype], facts["cost"]
+        record["speed_of_light"] = {
+            **cost.as_dict(), "dtype": dtype, "ceilings": ceilings.as_dict(),
+            "baseline_fraction": roofline.fraction(cost, record["baseline_time"], ceilings),
+            "candidate_fraction": roofline.fraction(cost, candidate_s, ceilings),
+        }
 
     def _cheat(self, record: dict, message: str) -> Outcome:
         record.update(status=faults.CHEAT, error=message, speedup=None)
@@ -227,30 +349,17 @@ class Evaluator:
                                            f"input {index} was modified in place by forward")
         return None
 
-    def _baseline_burst_s(self, case: Case, seeds: list[int], median_s: float) -> float:
-        """Per-call wall time of the reference here, where no candidate code runs."""
-        self._reference_output(case, seeds[0])  # loads the problem and its reference model
-        sets = [loading.make_inputs(self._problem, seed, self.device) for seed in seeds]
-        calls = burst_calls(median_s)
-        timing.run_burst(self._reference, sets, 1, self.device)  # warm
-        started = time.perf_counter()
-        timing.run_burst(self._reference, sets, calls, self.device)
-        return (time.perf_counter() - started) / calls
-
-    def _note_kernels(self, case: Case, record: dict) -> None:
+    def _note_kernels(self, case: Case, record: dict, baseline_kernels: list[str] | None) -> None:
         """Which kernels ran: on CUDA from the profiler; unknown (None) elsewhere."""
         record.update(custom_kernels=None, torch_only=None)
-        if not self.device.startswith("cuda"):
+        if baseline_kernels is None:
             return
-        reply = self.sandbox.request(
-            self._request("profile", case, input_seed=self._input_seed(0)),
-            self.settings.timeout_s)
+        reply = self._ask(record, "profile", case, input_seed=self._input_seed(0))
         if isinstance(reply, Fault):
             return
         names = reply.header["kernels"]
-        own = custom_kernels(names["candidate"], names["baseline"])
-        record.update(custom_kernels=own, torch_only=not own,
-                      launched_kernels=len(names["candidate"]))
+        own = custom_kernels(names, baseline_kernels)
+        record.update(custom_kernels=own, torch_only=not own, launched_kernels=len(names))
 
     def _flags(self, record: dict, ratio: float) -> list[str]:
         flags = []
@@ -272,11 +381,29 @@ class Evaluator:
     def _input_seed(self, trial: int) -> int:
         return self.settings.seed + INPUT_SEED_OFFSET + trial
 
-    def _request(self, op: str, case: Case, **extra) -> dict:
+    def _ask(self, record: dict, op: str, case: Case, timeout_s: float | None = None, **extra):
+        """One request to the candidate's worker; its wall time is charged to the record."""
         assert case.candidate is not None
-        return {"op": op, "problem": str(case.problem.path), "candidate": str(case.candidate.path),
-                "seed": self.settings.seed, "device": self.device, "mode": self.settings.mode,
-                **extra}
+        header = {"op": op, "problem": str(case.problem.path), "candidate": str(case.candidate.path),
+                  "seed": self.settings.seed, "device": self.device, "mode": self.settings.mode,
+                  "env": self._candidate_env(case), **extra}
+        started = time.perf_counter()
+        reply = self.sandbox.request(header, timeout_s or self.settings.timeout_s)
+        spent = dict(record.get("harness_s") or {})
+        spent[op] = round(spent.get(op, 0.0) + time.perf_counter() - started, 6)
+        record["harness_s"] = spent
+        return reply
+
+    def _candidate_env(self, case: Case) -> dict[str, str]:
+        """The candidate's own extension folder in the build cache (see builds.py)."""
+        assert case.candidate is not None
+        folder = builds.build_folder(self.build_cache, case.candidate.path.read_bytes(),
+                                     builds.toolchain(self.arch))
+        return builds.build_env(folder, self.arch)
+
+    @property
+    def build_cache(self) -> Path:
+        return self.settings.build_cache or builds.default_cache_root()
 
     def _reference_output(self, case: Case, seed: int) -> Any:
         """Reference output for an input draw, computed here and kept while the problem stays."""
@@ -291,6 +418,7 @@ class Evaluator:
                                                   self.settings.mode)
             self._expected = {}
             self._reference_mutates = False
+            self._per_problem = {}
         if seed not in self._expected:
             inputs = loading.make_inputs(self._problem, seed, self.device)
             pristine = loading.clone_inputs(inputs)
@@ -300,6 +428,28 @@ class Evaluator:
                 isinstance(a, torch.Tensor) and not torch.equal(a, b)
                 for a, b in zip(inputs, pristine))
         return self._expected[seed]
+
+
+def cuda_arch(device: str) -> str:
+    """TORCH_CUDA_ARCH_LIST for builds: the user's, else the device's own (e.g. '9.0')."""
+    import os
+
+    if os.environ.get("TORCH_CUDA_ARCH_LIST") or not device.startswith("cuda"):
+        return os.environ.get("TORCH_CUDA_ARCH_LIST", "")
+    import torch
+
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"{major}.{minor}"
+
+
+def input_dtype(inputs: list) -> str:
+    """The dtype of the first floating-point input (float32 when there is none)."""
+    import torch
+
+    for value in inputs:
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            return str(value.dtype).removeprefix("torch.")
+    return "float32"
 
 
 def burst_calls(median_s: float) -> int:

@@ -22,3 +22,22 @@ def custom_kernels(candidate: list[str], baseline: list[str]) -> list[str]:
     """Kernels the candidate launched that neither the baseline nor PyTorch's libraries launch."""
     known = set(baseline)
     return [name for name in candidate if name not in known and not LIBRARY_KERNEL.search(name)]
+
+
+def launched_kernels(model, inputs: list, device: str) -> list[str]:
+    """Names of the GPU kernels one forward call launches (after one warm call)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from pytest_kernelbench.timing import forward_async
+
+    def call() -> None:
+        forward_async(model, inputs)
+        torch.cuda.synchronize(device)
+
+    call()  # lazy builds and autotuning stay out of the profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        call()
+    names = {event.name for event in prof.events()
+             if event.device_type == torch.autograd.DeviceType.CUDA}
+    return sorted(names)

@@ -84,6 +84,19 @@ def build_model(cls: type, init_args: list[Any], seed: int, device: str, mode: s
     return model
 
 
+BASELINES = ("eager", "compile")
+
+
+def as_baseline(model, baseline: str):
+    """The model to time candidates against: eager as is, or 'compile[:mode]' for torch.compile."""
+    import torch
+
+    kind, _, compile_mode = baseline.partition(":")
+    if kind == "eager":
+        return model
+    return torch.compile(model, mode=compile_mode or None)
+
+
 def clone_inputs(inputs: list[Any]) -> list[Any]:
     import torch
 

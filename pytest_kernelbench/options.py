@@ -11,6 +11,8 @@ import pytest
 
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 MODES = ("train", "eval")
+TIMINGS = ("events", "graph", "auto")
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
 def parse_levels(text: str) -> tuple[int, ...]:
@@ -66,6 +68,16 @@ def parse_seconds(text: str) -> float:
     return value
 
 
+def parse_hours(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected hours, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected hours > 0, got {text}")
+    return value
+
+
 def parse_device(text: str) -> str:
     if not DEVICE_PATTERN.match(text):
         raise argparse.ArgumentTypeError(
@@ -78,6 +90,42 @@ def parse_mode(text: str) -> str:
     if text not in MODES:
         raise argparse.ArgumentTypeError(f"mode must be eval or train, got {text!r}")
     return text
+
+
+def parse_timing(text: str) -> str:
+    if text not in TIMINGS:
+        raise argparse.ArgumentTypeError(f"timing must be events, graph or auto, got {text!r}")
+    return text
+
+
+def parse_baseline(text: str) -> str:
+    """'eager', 'compile' or 'compile:MODE' with a torch.compile mode."""
+    kind, _, mode = text.partition(":")
+    if kind == "eager" and not mode or kind == "compile" and (not mode or mode in COMPILE_MODES):
+        return text
+    raise argparse.ArgumentTypeError(
+        f"unknown baseline {text!r}: use eager, compile or compile:MODE with MODE one of "
+        + ", ".join(COMPILE_MODES))
+
+
+def parse_fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text}")
+    return value
+
+
+def parse_jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
+    return value
 
 
 def parse_tags(text: str) -> tuple[str, ...]:
@@ -149,6 +197,51 @@ def add_options(parser: pytest.Parser) -> None:
         "(status torch_only; detected on CUDA). Default: report it as a flag only.",
     )
     group.addoption(
+        "--kb-timing", dest="kb_timing", type=parse_timing, metavar="HOW", default=None,
+        help="events: CUDA events around each eager call (as upstream KernelBench); graph: "
+        "replay each side from a CUDA graph (no launch overhead; falls back to events with a "
+        "note when a side cannot be captured); auto: graph for launch-bound problems, whose "
+        "eager baseline takes under 50 us per call (default: events).",
+    )
+    group.addoption(
+        "--kb-rse", dest="kb_rse", type=parse_fraction, metavar="X", default=None,
+        help="stop timing once the median of each side is known to this relative standard "
+        "error, e.g. 0.005 = 0.5%%; --benchmark-max-time still caps the time (default: 0.005; "
+        "0 always spends the budget).",
+    )
+    group.addoption(
+        "--kb-baseline", dest="kb_baseline", type=parse_baseline, metavar="B", default=None,
+        help="what candidates are timed against: eager, compile or compile:MODE "
+        "(torch.compile; MODE e.g. max-autotune). Correctness is always judged against eager "
+        "(default: eager).",
+    )
+    group.addoption(
+        "--kb-baseline-cache", dest="kb_baseline_cache", metavar="DIR", default=None,
+        help="reuse baseline timings kept in DIR, keyed by GPU, driver, torch, problem source, "
+        "baseline and timing mode; missing or stale ones are timed in the pytest process and "
+        "stored. The candidate is then timed alone, not in turns with the baseline "
+        "(default: off).",
+    )
+    group.addoption(
+        "--kb-baseline-max-age", dest="kb_baseline_max_age", type=parse_hours,
+        metavar="HOURS", default=None,
+        help="cached baseline timings older than this are stale (default: 168).",
+    )
+    group.addoption(
+        "--kb-retime-baseline", dest="kb_retime_baseline", action="store_true", default=False,
+        help="time every baseline afresh and overwrite the cache entries.",
+    )
+    group.addoption(
+        "--kb-build-jobs", dest="kb_build_jobs", type=parse_jobs, metavar="N", default=None,
+        help="build candidates' C++/CUDA extensions N at a time before any item runs; 0 builds "
+        "each when its compile item runs (default: CPU cores, shared among xdist workers).",
+    )
+    group.addoption(
+        "--kb-build-cache", dest="kb_build_cache", metavar="DIR", default=None,
+        help="content-addressed folder of built extensions, shareable between runs and "
+        "machines (default: ~/.cache/pytest-kernelbench/extensions).",
+    )
+    group.addoption(
         "--kb-report", dest="kb_report", metavar="PATH", default=None,
         help="write the JSON report here (default: ini kb_report, else "
         "reports/kernelbench.json); 'none' writes nothing.",
@@ -187,6 +280,14 @@ class Settings:
     min_rounds: int = 5
     flag_speedup: float = 10.0
     require_kernel: bool = False
+    timing: str = "events"
+    target_rse: float = 0.005
+    baseline: str = "eager"
+    baseline_cache: Path | None = None
+    baseline_max_age_s: float = 168 * 3600.0
+    retime_baseline: bool = False
+    build_jobs: int | None = None  # None: one per CPU core, shared among xdist workers
+    build_cache: Path | None = None
 
 
 def read_settings(config: pytest.Config) -> Settings | None:
@@ -246,6 +347,14 @@ def read_settings(config: pytest.Config) -> Settings | None:
         min_rounds=int(_benchmark_option(config, "benchmark_min_rounds", 5)),
         flag_speedup=_default(config.getoption("kb_flag_speedup"), 10.0),
         require_kernel=bool(config.getoption("kb_require_kernel")),
+        timing=config.getoption("kb_timing") or "events",
+        target_rse=_default(config.getoption("kb_rse"), 0.005),
+        baseline=config.getoption("kb_baseline") or "eager",
+        baseline_cache=_optional_path(config.getoption("kb_baseline_cache"), cli_base),
+        baseline_max_age_s=_default(config.getoption("kb_baseline_max_age"), 168.0) * 3600,
+        retime_baseline=bool(config.getoption("kb_retime_baseline")),
+        build_jobs=config.getoption("kb_build_jobs"),
+        build_cache=_optional_path(config.getoption("kb_build_cache"), cli_base),
     )
 
 
@@ -260,6 +369,10 @@ def _benchmark_option(config: pytest.Config, name: str, default):
     except ValueError:
         return default
     return default if value is None else value
+
+
+def _optional_path(text: str | None, base: Path) -> Path | None:
+    return None if not text else (base / Path(text).expanduser()).resolve()
 
 
 def _existing_dir(text: str, base: Path, option: str) -> Path:

@@ -62,6 +62,7 @@ class KernelBenchRun:
         self.records: dict[tuple, dict] = {}
         self.stages: dict[tuple, int] = {}  # the latest stage each record came from
         self.orphans: list[discovery.Candidate] = []  # candidate files that match no problem
+        self.builds: list = []  # extension builds run ahead of the items (builds.Build)
 
     @classmethod
     def start(cls, config: pytest.Config, settings: options.Settings) -> KernelBenchRun:
@@ -127,6 +128,14 @@ class KernelBenchRun:
         ]
         metafunc.parametrize("kb_case", params)
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.config.option.collectonly:
+            return
+        cases = [item.callspec.params["kb_case"] for item in session.items  # type: ignore[attr-defined]
+                 if hasattr(item, "callspec") and "kb_case" in item.callspec.params]
+        self.builds = prebuild(self.config, self.settings, self.device, cases)
+
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         # Manifest tags become keywords, so `-k conv` also finds fusion chains that convolve.
         problem = item.parent.stash.get(PROBLEM_KEY, None) if item.parent else None
@@ -180,6 +189,43 @@ class KernelBenchRun:
             path.write_text(report.dump_json(document))
             if config.get_verbosity() >= -1:
                 terminalreporter.write_line(f"kernelbench report: {path}")
+
+
+def prebuild(config: pytest.Config, settings: options.Settings, device: str,
+             cases: list[discovery.Case]) -> list:
+    """Build the selected candidates' extensions in parallel before any item runs."""
+    import os
+
+    from pytest_kernelbench import builds
+    from pytest_kernelbench.evaluation import cuda_arch, needs_cuda
+
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    jobs = settings.build_jobs if settings.build_jobs is not None \
+        else max(1, (os.cpu_count() or 1) // workers)
+    paths = sorted({case.candidate.path for case in cases if case.candidate is not None})
+    if device == "cpu":  # CUDA-only candidates are skipped on the CPU: nothing to build
+        paths = [path for path in paths if not needs_cuda(path.read_text(errors="replace"))]
+    if jobs == 0 or not paths:
+        return []
+    arch = cuda_arch(device)
+    planned = builds.plan(paths, settings.build_cache or builds.default_cache_root(), arch)
+    pending = sum(build.status == "pending" for build in planned)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if hasattr(config, "workerinput") or config.get_verbosity() < 0:
+        reporter = None  # an xdist worker's output is not shown; -q asks for less
+
+    def on_done(build, done: int, total: int, elapsed_s: float) -> None:
+        if reporter is not None:
+            detail = f": {build.message}" if build.message else ""
+            reporter.write_line(f"kernelbench: build {done}/{total} {build.status} "
+                                f"{build.candidate.name} ({build.seconds:.1f} s, "
+                                f"{elapsed_s:.1f} s elapsed){detail}")
+
+    if reporter is not None and planned:
+        reporter.write_line(f"kernelbench: {len(planned)} extension(s) to build, "
+                            f"{len(planned) - pending} cached, {jobs} at a time")
+    builds.run_builds(planned, arch, jobs, settings.timeout_s, on_done)
+    return planned
 
 
 def resolve_device(requested: str, worker_id: str | None = None) -> str:

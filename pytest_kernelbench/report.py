@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import subprocess
@@ -54,11 +55,12 @@ def environment() -> dict:
     }
     if torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name()
-        info["driver"] = _driver_version()
+        info["driver"] = driver_version()
     return info
 
 
-def _driver_version() -> str | None:
+@functools.cache
+def driver_version() -> str | None:
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                              capture_output=True, text=True, timeout=10, check=True).stdout

@@ -1,16 +1,22 @@
 """Timing the baseline and the candidate side by side, and summarising samples.
 
-measure_interleaved runs inside the sandbox worker; summarize and speedup are pure.
+measure_interleaved runs inside the sandbox worker (and, for cached baselines, in the pytest
+process); summarize, rse_of_median, speedup and speedup_interval are pure.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MAX_ROUNDS = 100_000
+RSE_MIN_ROUNDS = 20  # fewer samples give no usable spread estimate
+RSE_CHECK_EVERY = 10  # rounds between checks of the stopping rule
+GRAPH_REPLAYS_TO_WARM = 3
+TIMINGS = ("events", "graph", "auto")
 
 
 @dataclass(frozen=True)
@@ -20,25 +26,59 @@ class Summary:
     mean_s: float
     min_s: float
     n: int
+    rse: float
 
     def as_dict(self) -> dict:
         return {"median_s": self.median_s, "iqr_s": self.iqr_s, "mean_s": self.mean_s,
-                "min_s": self.min_s, "n": self.n}
+                "min_s": self.min_s, "n": self.n, "rse": self.rse}
+
+
+def _quartiles(ordered: list[float]) -> tuple[float, float]:
+    if len(ordered) < 2:
+        return ordered[0], ordered[0]
+    q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
+    return q1, q3
+
+
+def rse_of_median(samples_s: list[float]) -> float:
+    """Relative standard error of the median: 1.2533 * sigma / sqrt(n) / median.
+
+    sigma is estimated from the IQR (IQR / 1.349 for a normal core), so a few outliers -- a
+    preempted call, a clock change -- do not keep the measurement running.
+    """
+    if len(samples_s) < 4:
+        return math.inf
+    ordered = sorted(samples_s)
+    median = statistics.median(ordered)
+    if median <= 0:
+        return math.inf
+    q1, q3 = _quartiles(ordered)
+    return 1.2533 * (q3 - q1) / 1.349 / math.sqrt(len(ordered)) / median
 
 
 def summarize(samples_s: list[float]) -> Summary:
     ordered = sorted(samples_s)
-    if len(ordered) >= 2:
-        q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
-    else:
-        q1 = q3 = ordered[0]
+    q1, q3 = _quartiles(ordered)
     return Summary(statistics.median(ordered), q3 - q1, statistics.fmean(ordered),
-                   ordered[0], len(ordered))
+                   ordered[0], len(ordered), rse_of_median(ordered))
 
 
 def speedup(baseline: Summary, candidate: Summary) -> float:
     """Ratio of medians: how many times faster the candidate is than the baseline."""
     return baseline.median_s / candidate.median_s if candidate.median_s > 0 else float("inf")
+
+
+def speedup_interval(baseline: Summary, candidate: Summary, z: float = 1.96) -> tuple[float, float]:
+    """An approximate 95% interval for the ratio of medians.
+
+    The log of a ratio has a standard error of sqrt(rse_a^2 + rse_b^2) when the two medians
+    are independent; samples taken in turns are positively correlated, so this errs wide.
+    """
+    ratio = speedup(baseline, candidate)
+    spread = math.hypot(baseline.rse, candidate.rse)
+    if not math.isfinite(ratio) or not math.isfinite(spread):
+        return 0.0, math.inf
+    return ratio * math.exp(-z * spread), ratio * math.exp(z * spread)
 
 
 @dataclass(frozen=True)
@@ -50,13 +90,22 @@ class Turn:
     finish: Callable[[object], None] = lambda output: None
 
 
+@dataclass
+class Measurement:
+    samples_s: dict[str, list[float]]
+    stopped: str  # "rse" (precise enough), "budget" (time spent) or "max_rounds"
+    rounds: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
 def measure_interleaved(turns: dict[str, Turn], device: str, budget_s: float, min_rounds: int,
-                        warmup_s: float = 0.05) -> dict[str, list[float]]:
+                        target_rse: float = 0.0, warmup_s: float = 0.05) -> Measurement:
     """Per-call times in seconds for each turn, run in turns (A B A B ...).
 
     Turns make clock and thermal drift hit every side alike. On CUDA each call is bracketed
     by events after flushing the L2 cache, and the device is synchronized after every call so
-    that no work is left running into the next measurement.
+    that no work is left running into the next measurement. Rounds go on until every side's
+    median is known to target_rse (0 turns that rule off), or the budget is spent.
     """
     timer = _CudaTimer(device) if device.startswith("cuda") else _HostTimer()
     names = list(turns)
@@ -76,11 +125,46 @@ def measure_interleaved(turns: dict[str, Turn], device: str, budget_s: float, mi
     samples: dict[str, list[float]] = {name: [] for name in names}
     deadline = time.perf_counter() + budget_s
     rounds = 0
-    while rounds < min_rounds or (time.perf_counter() < deadline and rounds < MAX_ROUNDS):
+    while True:
         for name in names:
             samples[name].append(one_call(turns[name]))
         rounds += 1
-    return samples
+        if rounds < min_rounds:
+            continue
+        if target_rse > 0 and rounds >= RSE_MIN_ROUNDS and rounds % RSE_CHECK_EVERY == 0 \
+                and all(rse_of_median(s) <= target_rse for s in samples.values()):
+            return Measurement(samples, "rse", rounds)
+        if time.perf_counter() >= deadline:
+            return Measurement(samples, "budget", rounds)
+        if rounds >= MAX_ROUNDS:
+            return Measurement(samples, "max_rounds", rounds)
+
+
+def capture_graph(fn: Callable[[], object], device: str) -> Callable[[], object]:
+    """Capture fn's GPU work in a CUDA graph; the returned callable replays it.
+
+    The replay returns the tensors fn returned during capture, which every replay overwrites.
+    Raises whatever capture raises (e.g. work launched on the legacy default stream).
+    """
+    import torch
+
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):  # warm-up off the default stream, as capture requires
+        for _ in range(GRAPH_REPLAYS_TO_WARM):
+            fn()
+    torch.cuda.current_stream(device).wait_stream(side)
+    torch.cuda.synchronize(device)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        output = fn()
+    torch.cuda.synchronize(device)
+
+    def replay() -> object:
+        graph.replay()
+        return output
+
+    return replay
 
 
 def run_burst(model, input_sets: list[list], calls: int, device: str) -> None:
@@ -107,6 +191,69 @@ def plausible(reported_median_s: float, burst_s_per_call: float, device: str) ->
     """
     overhead_s = 20e-6 if device.startswith("cuda") else 5e-6
     return burst_s_per_call <= 2 * reported_median_s + overhead_s
+
+
+# --- what one side runs: shared by the worker and the pytest process --------------------------
+
+def forward_async(model, inputs: list):
+    import torch
+
+    with torch.no_grad():
+        return model(*inputs)
+
+
+def refill(buffers: list, source: list) -> None:
+    import torch
+
+    for buffer, value in zip(buffers, source):
+        if isinstance(buffer, torch.Tensor):
+            buffer.copy_(value)
+
+
+def poison(output) -> None:
+    """Overwrite a finished output so that memory handed out later cannot carry its values."""
+    import torch
+
+    if isinstance(output, torch.Tensor):
+        output.fill_(float("nan") if output.is_floating_point() else -1)
+    elif isinstance(output, (list, tuple)):
+        for item in output:
+            poison(item)
+
+
+def clone_output(output):
+    import torch
+
+    if isinstance(output, torch.Tensor):
+        return output.clone()
+    if isinstance(output, (list, tuple)):
+        return type(output)(clone_output(item) for item in output)
+    return output
+
+
+class RotatingSide:
+    """One model called on fixed input buffers whose contents rotate through several draws.
+
+    The buffers keep their addresses (a CUDA graph, or a cache keyed on pointers, sees the same
+    tensors); refilling them before each call is outside the timed region.
+    """
+
+    def __init__(self, model, input_sets: list[list], graph: bool, device: str):
+        import torch
+
+        self.sets = input_sets
+        self.index = 0
+        self.buffers = [x.clone() if isinstance(x, torch.Tensor) else x for x in input_sets[0]]
+        call = lambda: forward_async(model, self.buffers)  # noqa: E731
+        self.graph = graph
+        self.call = capture_graph(call, device) if graph else call
+
+    def prepare(self) -> None:
+        self.index = (self.index + 1) % len(self.sets)
+        refill(self.buffers, self.sets[self.index])
+
+    def turn(self, finish: Callable[[object], None]) -> Turn:
+        return Turn(run=self.call, prepare=self.prepare, finish=finish)
 
 
 class _HostTimer:

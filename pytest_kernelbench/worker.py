@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pytest_kernelbench import faults, loading, timing, wire
+from pytest_kernelbench import faults, kernels, loading, timing, wire
 
 
 @dataclass
@@ -79,6 +79,8 @@ class Worker:
         if self.loaded is not None and self.loaded.key == key:
             return self.loaded
         self.loaded = None
+        # e.g. this candidate's own build folder; this process serves one candidate only.
+        os.environ.update(request.get("env") or {})
         device, seed = request["device"], request["seed"]
         problem = loading.import_file(Path(request["problem"]), "kb_problem")
         init_args = loading.make_init_args(problem, seed, device)
@@ -112,40 +114,45 @@ class Worker:
         The candidate sees the same buffers (same pointers) with rotating contents, so a cache
         keyed on pointers or call counts returns stale results; the last output it produced
         for each input set goes back to the pytest process to be checked. Every baseline output
-        is poisoned with NaN before it is freed, so `torch.empty` cannot hand the candidate the
-        reference's answer.
+        is poisoned with NaN once timed, so `torch.empty` cannot hand the candidate the
+        reference's answer. With `timing: graph` each side is captured in a CUDA graph and
+        replayed; a side that cannot be captured makes the reply say so (`graph_error`).
         """
         device = request["device"]
-        reference = self.reference_model(loaded, request)
-        seeds = request["input_seeds"]
-        sets = [loading.make_inputs(loaded.problem, seed, device) for seed in seeds]
-        base_buffers = loading.clone_inputs(sets[0])
-        cand_buffers = loading.clone_inputs(sets[0])
-        turn = {"candidate": 0}
+        graph = request.get("timing") == "graph"
+        sets = [loading.make_inputs(loaded.problem, seed, device) for seed in request["input_seeds"]]
+        try:
+            sides = {}
+            if request.get("with_baseline", True):
+                reference = self.reference_model(loaded, request)
+                sides["baseline"] = guarded(
+                    lambda: timing.RotatingSide(reference, sets, graph, device), "forward", "")
+            candidate = guarded(lambda: timing.RotatingSide(loaded.model, sets, graph, device),
+                                "forward", request["candidate"])
+        except CandidateFault as fault:
+            if not graph:
+                raise
+            self.loaded = None  # a failed capture can leave the context unusable
+            return {"ok": True, "graph_error": fault.message}, []
         last_outputs: dict[int, Any] = {}
 
-        def refill_candidate() -> None:
-            turn["candidate"] = (turn["candidate"] + 1) % len(sets)
-            refill(cand_buffers, sets[turn["candidate"]])
-
         def keep_candidate_output(output) -> None:
-            last_outputs[turn["candidate"]] = output
+            # A graph overwrites its output on every replay, so keep a copy of it.
+            last_outputs[candidate.index] = timing.clone_output(output) if graph else output
 
-        turns = {
-            "baseline": timing.Turn(run=lambda: forward_async(reference, base_buffers),
-                                    finish=poison),
-            "candidate": timing.Turn(run=lambda: forward_async(loaded.model, cand_buffers),
-                                     prepare=refill_candidate, finish=keep_candidate_output),
-        }
-        samples = guarded(
+        turns = {name: side.turn(timing.poison) for name, side in sides.items()}
+        turns["candidate"] = candidate.turn(keep_candidate_output)
+        measured = guarded(
             lambda: timing.measure_interleaved(turns, device, request["budget_s"],
-                                               request["min_rounds"]),
+                                               request["min_rounds"], request.get("target_rse", 0)),
             "forward", request["candidate"])
         blobs: list[bytes] = []
         keep_alive = self.shared if request.get("cuda_ipc") else None
+        seeds = request["input_seeds"]
         checked = [{"seed": seeds[index], "output": wire.encode_value(out, blobs, keep_alive)}
                    for index, out in sorted(last_outputs.items())]
-        return {"ok": True, "samples_s": samples, "timed_outputs": checked}, blobs
+        return {"ok": True, "samples_s": measured.samples_s, "stopped": measured.stopped,
+                "rounds": measured.rounds, "timed_outputs": checked}, blobs
 
     def burst(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
         """Back-to-back candidate calls for the pytest process to time with its own clock."""
@@ -157,72 +164,32 @@ class Worker:
         return {"ok": True}, []
 
     def profile(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
-        """Names of the GPU kernels one call launches, for the candidate and the baseline."""
+        """Names of the GPU kernels one call of the candidate launches."""
         device = request["device"]
         inputs = loading.make_inputs(loaded.problem, request["input_seed"], device)
-        reference = self.reference_model(loaded, request)
-        kernels = {
-            "candidate": guarded(lambda: launched_kernels(loaded.model, inputs, device),
-                                 "forward", request["candidate"]),
-            "baseline": launched_kernels(reference, inputs, device),
-        }
-        return {"ok": True, "kernels": kernels}, []
+        names = guarded(lambda: kernels.launched_kernels(loaded.model, inputs, device),
+                        "forward", request["candidate"])
+        return {"ok": True, "kernels": names}, []
 
     def reference_model(self, loaded: Loaded, request: dict):
+        """The baseline to time against: the eager reference, or it under torch.compile."""
         if loaded.reference is None:
-            loaded.reference = loading.build_model(loaded.problem.Model, loaded.init_args,
-                                                   request["seed"], request["device"],
-                                                   request["mode"])
+            model = loading.build_model(loaded.problem.Model, loaded.init_args, request["seed"],
+                                        request["device"], request["mode"])
+            loaded.reference = loading.as_baseline(model, request.get("baseline", "eager"))
         return loaded.reference
 
 
 def forward(model, inputs: list, device: str):
-    out = forward_async(model, inputs)
+    out = timing.forward_async(model, inputs)
     loading.synchronize(device)
     return out
-
-
-def forward_async(model, inputs: list):
-    import torch
-
-    with torch.no_grad():
-        return model(*inputs)
 
 
 def tensors_only(values: list) -> list:
     import torch
 
     return [v for v in values if isinstance(v, torch.Tensor)]
-
-
-def refill(buffers: list, source: list) -> None:
-    import torch
-
-    for buffer, value in zip(buffers, source):
-        if isinstance(buffer, torch.Tensor):
-            buffer.copy_(value)
-
-
-def poison(output) -> None:
-    import torch
-
-    if isinstance(output, torch.Tensor):
-        output.fill_(float("nan") if output.is_floating_point() else -1)
-    elif isinstance(output, (list, tuple)):
-        for item in output:
-            poison(item)
-
-
-def launched_kernels(model, inputs: list, device: str) -> list[str]:
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-
-    forward(model, inputs, device)  # warm: lazy builds and autotuning stay out of the profile
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        forward(model, inputs, device)
-    names = {event.name for event in prof.events()
-             if event.device_type == torch.autograd.DeviceType.CUDA}
-    return sorted(names)
 
 
 def guarded(fn, stage: str, candidate_path: str):

@@ -6,8 +6,11 @@ from pathlib import Path
 import pytest
 
 # Imported once here: in-process inner runs restore sys.modules afterwards, and a C extension
-# like torch cannot be imported a second time into the same interpreter.
+# like torch (or a torch module that registers operators) cannot be imported a second time into
+# the same interpreter.
 import torch  # noqa: F401
+import torch._dynamo  # noqa: F401
+import torch.utils.flop_counter  # noqa: F401
 
 EXAMPLES = Path(__file__).parent / "examples"
 
@@ -21,7 +24,8 @@ class KernelBenchRunner:
 
     def run(self, *sets: str, args: tuple[str, ...] = (), problems: str = "problems"):
         argv = [*self.plugin_args, f"--kb-problems={EXAMPLES / problems}", "--kb-report=report.json",
-                "--benchmark-max-time=0.001", "--benchmark-min-rounds=2", "-p", "no:cacheprovider"]
+                "--benchmark-max-time=0.001", "--benchmark-min-rounds=2", "-p", "no:cacheprovider",
+                f"--kb-build-cache={self.pytester.path / 'kb-builds'}"]
         argv += [f"--kb-candidates={EXAMPLES / 'candidates' / name}" for name in sets]
         return self.pytester.runpytest(*argv, *args)
 

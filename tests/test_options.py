@@ -28,6 +28,12 @@ def test_unknown_levels_are_rejected(text):
     (options.parse_seconds, "0", "seconds > 0"),
     (options.parse_device, "gpu", "unknown device"),
     (options.parse_mode, "inference", "mode must be"),
+    (options.parse_timing, "cupti", "timing must be events, graph or auto"),
+    (options.parse_baseline, "compile:fastest", "unknown baseline"),
+    (options.parse_baseline, "jit", "unknown baseline"),
+    (options.parse_fraction, "1.5", "expected a fraction"),
+    (options.parse_jobs, "-2", ">= 0"),
+    (options.parse_hours, "soon", "expected hours"),
 ])
 def test_bad_values_get_a_message_a_person_can_act_on(parse, text, message):
     with pytest.raises(argparse.ArgumentTypeError, match=message):
@@ -46,7 +52,9 @@ def test_help_lists_every_option(kb):
     for name in ["--kb-candidates=DIR", "--kb-problems=DIR", "--kb-level=N[,N]", "--kb-p=P",
                  "--kb-trials=N", "--kb-atol=X", "--kb-rtol=X", "--kb-device=DEV",
                  "--kb-mode=MODE", "--kb-timeout=SECONDS", "--kb-report=PATH",
-                 "--kb-tags=TAG[,TAG]", "--kb-seed=N"]:
+                 "--kb-tags=TAG[,TAG]", "--kb-seed=N", "--kb-timing=HOW", "--kb-rse=X",
+                 "--kb-baseline=B", "--kb-baseline-cache=DIR", "--kb-baseline-max-age=HOURS",
+                 "--kb-retime-baseline", "--kb-build-jobs=N", "--kb-build-cache=DIR"]:
         assert name in text
 
 
@@ -55,6 +63,8 @@ def test_help_lists_every_option(kb):
     (["--kb-p=-1"], "*--kb-p: p must be >= 0*"),
     (["--kb-problems=no/such/folder"], "*--kb-problems: no such folder: no/such/folder*"),
     (["--kb-candidates=no/such/set"], "*--kb-candidates: no such folder: no/such/set*"),
+    (["--kb-timing=cupti"], "*--kb-timing: timing must be events, graph or auto*"),
+    (["--kb-baseline=compile:fast"], "*--kb-baseline: unknown baseline 'compile:fast'*"),
 ])
 def test_bad_options_are_one_line_usage_errors(kb, args, message):
     result = kb.run("good", args=tuple(args))

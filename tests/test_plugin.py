@@ -52,6 +52,15 @@ def test_the_json_report_holds_environment_config_and_one_record_per_sample(kb):
         assert key in scale
     assert scale["compiled"] and scale["correct"] and scale["status"] == "passed"
     assert scale["speedup"] > 0 and scale["baseline_time"] > 0 and scale["candidate_time"] > 0
+    low, high = scale["speedup_interval"] or (0, 0)
+    assert scale["speedup"] == 0 or low <= scale["speedup"] <= high or "baseline took" in \
+        " ".join(scale["flags"])
+    assert scale["timing"] == "events" and scale["timing_stopped"] in {"rse", "budget"}
+    assert scale["candidate_stats"]["n"] >= 2 and scale["candidate_stats"]["rse"] >= 0
+    assert {"load", "run", "time", "burst"} <= set(scale["harness_s"])
+    light = scale["speed_of_light"]
+    assert light["flops"] >= 0 and light["min_bytes"] > 0 and light["ceilings"]["bytes_per_s"] > 0
+    assert 0 < light["candidate_fraction"]
     wrong = records[("upstream_run", 1, "s1")]
     assert (wrong["correct"], wrong["status"], wrong["speedup"]) == (False, "mismatch", None)
     missing = records[("upstream_run", 3, "missing")]
@@ -63,6 +72,36 @@ def test_speed_items_pass_only_above_p(kb):
     result.stdout.fnmatch_lines(["*[[]slower[]] speedup * is not above p=1000*"])
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 3 and outcomes["skipped"] == 1
+
+
+def test_cached_baselines_are_reused_until_retimed(kb, tmp_path):
+    cache = tmp_path / "baselines"
+    args = ("-m", "kb_speed", "--kb-p=0", "--kb-trials=1", f"--kb-baseline-cache={cache}")
+    kb.run("good", args=(*args, "-k", "1_Scale"))
+    first = kb.records()[("good", 1, "s0")]
+    assert first["baseline_source"] == "cache" and len(list(cache.glob("*.json"))) == 1
+    stored = next(cache.glob("*.json")).read_text()
+    kb.run("good", args=(*args, "-k", "1_Scale"))
+    assert next(cache.glob("*.json")).read_text() == stored  # read, not timed again
+    assert kb.records()[("good", 1, "s0")]["baseline_time"] == first["baseline_time"]
+    kb.run("good", args=(*args, "-k", "1_Scale", "--kb-retime-baseline"))
+    assert next(cache.glob("*.json")).read_text() != stored
+
+
+def test_graph_timing_falls_back_to_events_with_a_note_on_the_cpu(kb):
+    kb.run("good", args=("-m", "kb_speed", "--kb-p=0", "--kb-trials=1", "--kb-timing=graph",
+                         "-k", "2_ReLU"))
+    record = kb.records()[("good", 2, "s0")]
+    assert record["timing"] == "events"
+    assert "CUDA graphs need a CUDA device: timed with events" in record["flags"]
+
+
+def test_a_compiled_baseline_is_timed_but_correctness_stays_eager(kb):
+    kb.run("good", args=("--kb-p=0", "--kb-trials=1", "--kb-baseline=compile", "-k", "2_ReLU",
+                         "--kb-timeout=600"))
+    record = kb.records()[("good", 2, "s0")]
+    assert record["correct"] and record["speedup"] > 0
+    assert kb.report()["config"]["baseline"] == "compile"
 
 
 def test_missing_candidates_are_skipped_and_count_against_fast_p(kb):
@@ -134,15 +173,22 @@ def test_a_triton_candidate_runs_under_the_interpreter_on_cpu(kb):
     assert record["correct"] and record["speedup"] > 0
 
 
-def test_cpp_extensions_build_and_a_build_error_shows_the_compiler_line(kb, tmp_path, monkeypatch):
-    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
-    kb.run("cpp_ext", args=("--kb-level=1", "--kb-timeout=600", "--kb-trials=2"))
+def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_compiler_line(kb):
+    args = ("--kb-level=1", "--kb-timeout=600", "--kb-trials=2", "--kb-build-jobs=2")
+    result = kb.run("cpp_ext", args=args)
+    result.stdout.fnmatch_lines(["kernelbench: 2 extension(s) to build, 0 cached, 2 at a time"])
+    result.stdout.fnmatch_lines(["kernelbench: build ?/2 built 2_ReLU.py (* s, * s elapsed)"])
+    result.stdout.fnmatch_lines(["kernelbench: build ?/2 failed 1_Scale.py *main.cpp:6:22: error*"])
     records = kb.records()
     assert records[("cpp_ext", 2, "s0")]["correct"]
     broken = records[("cpp_ext", 1, "s0")]
     assert broken["status"] == "compile_error"
     assert "build failed" in broken["error"] and "error" in broken["error"]
     assert len(broken["error"]) < 400
+    # The same sources again: the good build is reused, only the failed one is retried.
+    again = kb.run("cpp_ext", args=(*args, "-k", "2_ReLU"))
+    again.stdout.fnmatch_lines(["kernelbench: 1 extension(s) to build, 1 cached, 2 at a time"])
+    assert kb.records()[("cpp_ext", 2, "s0")]["correct"]
 
 
 def test_speed_numbers_reach_pytest_benchmark(kb):

@@ -66,10 +66,17 @@ input_channels = 3
 height = 512
 width = 512
 num_classes = 1000
+input_scale = 1.0e6
 
 
 def get_inputs():
-    return [torch.randn(batch_size, input_channels, height, width)]
+    # A gain and an offset per image and channel: from i.i.d. noise alone the global average
+    # pool sees the same statistics in every draw. The scale lifts the signal above the biases,
+    # which otherwise dominate after eighteen default-initialised convolutions.
+    gain = torch.exp(torch.randn(batch_size, input_channels, 1, 1))
+    offset = torch.randn(batch_size, input_channels, 1, 1)
+    noise = torch.randn(batch_size, input_channels, height, width)
+    return [(noise * gain + offset) * input_scale]
 
 
 def get_init_inputs():

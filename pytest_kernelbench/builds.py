@@ -1,0 +1,186 @@
+"""Building candidates' C++/CUDA extensions ahead of GPU work, in a content-addressed cache.
+
+A candidate that calls `torch.utils.cpp_extension.load_inline` (or `load`) builds when it is
+imported. Each such candidate gets its own extension folder, named by a digest of its source and
+the toolchain (torch, CUDA, nvcc, Python, target architectures): the same source reuses its build
+across runs, candidate sets and machines sharing the cache, and two candidates that pick the same
+extension name never overwrite each other. Before any item runs, the missing builds run in
+parallel, each in its own `python -m pytest_kernelbench.builds FILE` process with no GPU visible
+(a build needs none), so the GPU is never idle waiting on nvcc one candidate at a time.
+Concurrent pytest-xdist workers share the work: each build holds a lock on its folder, and a
+worker skips a build another one holds (PyTorch's own lock then makes the import wait for it).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_kernelbench import faults
+
+NEEDS_BUILD = re.compile(r"\bcpp_extension\b|\bload_inline\b")
+BUILT_MARKER = ".kb-built"
+LOCK_FILE = ".kb-lock"
+LOG_FILE = "build.log"
+POLL_S = 0.1
+
+
+def needs_build(source: str) -> bool:
+    return bool(NEEDS_BUILD.search(source))
+
+
+def default_cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-kernelbench" / "extensions"
+
+
+@functools.cache
+def nvcc_version() -> str:
+    try:
+        done = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return "none"
+    lines = done.stdout.strip().splitlines()
+    return lines[-1] if lines else "none"
+
+
+def toolchain(arch: str) -> dict:
+    import torch
+
+    return {"torch": torch.__version__, "cuda": torch.version.cuda, "nvcc": nvcc_version(),
+            "python": platform.python_version(), "cxx": os.environ.get("CXX", "c++"), "arch": arch}
+
+
+def build_folder(cache_root: Path, source: bytes, tools: dict) -> Path:
+    digest = hashlib.sha256(source + json.dumps(tools, sort_keys=True).encode()).hexdigest()
+    return cache_root / digest[:24]
+
+
+def build_env(folder: Path, arch: str) -> dict[str, str]:
+    """What the process that imports the candidate needs to build into, or load from, folder."""
+    env = {"TORCH_EXTENSIONS_DIR": str(folder)}
+    if arch:
+        env["TORCH_CUDA_ARCH_LIST"] = arch
+    return env
+
+
+@dataclass
+class Build:
+    candidate: Path
+    folder: Path
+    status: str = "pending"  # built, cached, deferred, failed, elsewhere (another worker has it)
+    seconds: float = 0.0
+    message: str = ""
+
+
+def plan(candidates: list[Path], cache_root: Path, arch: str) -> list[Build]:
+    """One build per distinct source among the candidates that need one."""
+    tools = toolchain(arch)
+    builds: dict[Path, Build] = {}
+    for path in candidates:
+        source = path.read_bytes()
+        if not needs_build(source.decode(errors="replace")):
+            continue
+        folder = build_folder(cache_root, source, tools)
+        if folder not in builds:
+            builds[folder] = Build(path, folder)
+            if (folder / BUILT_MARKER).exists():
+                builds[folder].status = "cached"
+    return list(builds.values())
+
+
+def run_builds(builds: list[Build], arch: str, jobs: int, timeout_s: float,
+               on_done: Callable[[Build, int, int, float], None] = lambda *a: None) -> None:
+    """Run the pending builds, at most `jobs` at a time; on_done(build, done, total, elapsed)."""
+    queue = [b for b in builds if b.status == "pending"]
+    total, done, started_at = len(queue), 0, time.perf_counter()
+    running: list[tuple[Build, subprocess.Popen, object, float]] = []
+    while queue or running:
+        while queue and len(running) < max(jobs, 1):
+            build = queue.pop(0)
+            started = _start(build, arch)
+            if started is None:
+                build.status = "elsewhere"
+                done += 1
+                on_done(build, done, total, time.perf_counter() - started_at)
+            else:
+                running.append((build, *started, time.perf_counter()))
+        time.sleep(POLL_S)
+        still = []
+        for build, process, lock, began in running:
+            overdue = time.perf_counter() - began > timeout_s
+            if process.poll() is None and not overdue:
+                still.append((build, process, lock, began))
+                continue
+            if overdue and process.poll() is None:
+                process.kill()
+                process.wait()
+            build.seconds = time.perf_counter() - began
+            _finish(build, process.returncode, overdue, timeout_s)
+            lock.close()  # type: ignore[attr-defined]
+            done += 1
+            on_done(build, done, total, time.perf_counter() - started_at)
+        running = still
+
+
+def _start(build: Build, arch: str):
+    build.folder.mkdir(parents=True, exist_ok=True)
+    lock = open(build.folder / LOCK_FILE, "a+")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        return None
+    if (build.folder / BUILT_MARKER).exists():  # finished by another worker meanwhile
+        build.status = "cached"
+        lock.close()
+        return None
+    env = {**os.environ, **build_env(build.folder, arch), "CUDA_VISIBLE_DEVICES": ""}
+    with open(build.folder / LOG_FILE, "wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "pytest_kernelbench.builds",
+                                    str(build.candidate)], env=env, stdin=subprocess.DEVNULL,
+                                   stdout=log, stderr=subprocess.STDOUT)
+    return process, lock
+
+
+def _finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> None:
+    built = any(build.folder.rglob("*.so"))
+    log = (build.folder / LOG_FILE).read_text(errors="replace")
+    first = faults.first_error_lines(log, limit=1) or f"exit status {returncode}"
+    if built:
+        # The import may still fail afterwards (no GPU here); the compile item judges that.
+        build.status = "built"
+        (build.folder / BUILT_MARKER).write_text(str(build.candidate))
+    elif returncode == 0:
+        build.status = "deferred"  # nothing built on import: the model builds when constructed
+    else:
+        build.status = "failed"
+        build.message = f"no result within {timeout_s:g} s" if overdue else faults.one_line(first)
+
+
+def main(argv: list[str]) -> int:
+    """Import one candidate file, which builds its extension; report one line on failure."""
+    from pytest_kernelbench.loading import import_file
+
+    try:
+        import_file(Path(argv[1]), "kb_build")
+    except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
+        print(f"build of {argv[1]} failed: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,103 @@
+"""Speed of light: how far a timed call is from what the device can do at best.
+
+For a problem, the work is its FLOPs (torch.utils.flop_counter: matmuls, convolutions,
+attention and the other operators it has formulas for; the rest count as zero) and the minimal bytes any
+implementation must move: inputs and output once, weights once. The device's ceilings are
+measured, not taken from a datasheet: a large device-to-device copy for bandwidth and a large
+matmul in the problem's dtype for arithmetic. A call's fraction of the speed of light is the
+time the better-bound ceiling allows divided by the time it took.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+COPY_BYTES = {"cuda": 1 << 30, "cpu": 1 << 26}
+MATMUL_SIZE = {"cuda": 8192, "cpu": 1024}
+REPEATS = 5
+
+
+@dataclass(frozen=True)
+class Cost:
+    flops: int
+    min_bytes: int
+
+    def as_dict(self) -> dict:
+        return {"flops": self.flops, "min_bytes": self.min_bytes}
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    bytes_per_s: float  # copy bandwidth, bytes read plus bytes written
+    flops_per_s: float  # dense matmul rate in the dtype
+
+    def as_dict(self) -> dict:
+        return {"bytes_per_s": self.bytes_per_s, "flops_per_s": self.flops_per_s}
+
+
+def _tensor_bytes(value: Any) -> int:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, (list, tuple)):
+        return sum(_tensor_bytes(item) for item in value)
+    if isinstance(value, dict):
+        return sum(_tensor_bytes(item) for item in value.values())
+    return 0
+
+
+def problem_cost(model, inputs: list) -> Cost:
+    """FLOPs of one forward, and the bytes of inputs, output and weights."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), counter:
+        output = model(*inputs)
+    weights = sum(_tensor_bytes(t) for t in model.parameters()) \
+        + sum(_tensor_bytes(t) for t in model.buffers())
+    return Cost(int(counter.get_total_flops()),
+                _tensor_bytes(list(inputs)) + _tensor_bytes(output) + weights)
+
+
+def fraction(cost: Cost, seconds: float, ceilings: Ceilings) -> float | None:
+    """Share of the speed of light reached by a call that took `seconds` (1.0 = at the limit)."""
+    if seconds <= 0:
+        return None
+    best_s = max(cost.flops / ceilings.flops_per_s, cost.min_bytes / ceilings.bytes_per_s)
+    return best_s / seconds
+
+
+def measure_ceilings(device: str, dtype_name: str = "float32") -> Ceilings:
+    """Measured copy bandwidth and matmul rate of the device (best of a few calls each)."""
+    import torch
+
+    kind = "cuda" if device.startswith("cuda") else "cpu"
+    dtype = getattr(torch, dtype_name)
+    source = torch.empty(COPY_BYTES[kind] // 4, dtype=torch.float32, device=device)
+    target = torch.empty_like(source)
+    copy_s = _best_time(lambda: target.copy_(source), device)
+    n = MATMUL_SIZE[kind]
+    a = torch.randn(n, n, device=device).to(dtype)
+    b = torch.randn(n, n, device=device).to(dtype)
+    matmul_s = _best_time(lambda: torch.mm(a, b), device)
+    return Ceilings(2 * source.numel() * 4 / copy_s, 2 * n**3 / matmul_s)
+
+
+def _best_time(fn, device: str) -> float:
+    import torch
+
+    fn()
+    best = float("inf")
+    for _ in range(REPEATS):
+        if device.startswith("cuda"):
+            torch.cuda.synchronize(device)
+        started = time.perf_counter()
+        fn()
+        if device.startswith("cuda"):
+            torch.cuda.synchronize(device)
+        best = min(best, time.perf_counter() - started)
+    return best

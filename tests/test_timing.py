@@ -1,0 +1,142 @@
+"""The timing engine's statistics and stopping rule, the baseline cache, speed-of-light figures
+and the build cache's addressing."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from pytest_kernelbench import baselines, builds, roofline, timing
+
+
+def test_the_rse_of_the_median_shrinks_with_more_samples_and_ignores_outliers():
+    few = [1.0, 1.1, 0.9, 1.05, 0.95] * 4
+    many = few * 25
+    assert timing.rse_of_median(many) == pytest.approx(timing.rse_of_median(few) / 5, rel=0.05)
+    assert timing.rse_of_median(many + [1000.0] * 5) < 2 * timing.rse_of_median(many)
+    assert timing.rse_of_median([1.0, 2.0]) == math.inf
+
+
+def test_the_speedup_interval_brackets_the_ratio_and_widens_with_noise():
+    steady = timing.summarize([1.0 + 0.001 * (i % 7) for i in range(200)])
+    noisy = timing.summarize([0.5 + 0.2 * (i % 7) for i in range(200)])
+    fast = timing.summarize([0.5 + 0.0005 * (i % 7) for i in range(200)])
+    low, high = timing.speedup_interval(steady, fast)
+    assert low < timing.speedup(steady, fast) < high
+    assert high - low < 0.01
+    wide_low, wide_high = timing.speedup_interval(steady, noisy)
+    assert wide_high - wide_low > 10 * (high - low)
+
+
+def _counting_turn(seconds: float, calls: list) -> timing.Turn:
+    def run():
+        calls.append(1)
+        end = timing.time.perf_counter() + seconds
+        while timing.time.perf_counter() < end:
+            pass
+
+    return timing.Turn(run=run)
+
+
+def test_timing_stops_once_the_target_rse_is_met_and_otherwise_spends_the_budget():
+    calls: list = []
+    precise = timing.measure_interleaved({"a": _counting_turn(2e-5, calls)}, "cpu", budget_s=5.0,
+                                         min_rounds=5, target_rse=0.05, warmup_s=0.0)
+    assert precise.stopped == "rse" and precise.rounds >= timing.RSE_MIN_ROUNDS
+    assert len(precise.samples_s["a"]) == precise.rounds
+    spent = timing.measure_interleaved({"a": _counting_turn(1e-4, [])}, "cpu", budget_s=0.05,
+                                       min_rounds=3, target_rse=0.0, warmup_s=0.0)
+    assert spent.stopped == "budget" and spent.rounds >= 3
+
+
+def test_turns_alternate_between_sides():
+    order: list[str] = []
+    turns = {name: timing.Turn(run=lambda name=name: order.append(name)) for name in ("a", "b")}
+    timing.measure_interleaved(turns, "cpu", budget_s=0.0, min_rounds=4, warmup_s=0.0)
+    assert order[-8:] == ["a", "b"] * 4
+
+
+def test_a_rotating_side_refills_the_same_buffers_with_each_draw():
+    sets = [[torch.full((4,), float(k))] for k in range(3)]
+    seen = []
+    side = timing.RotatingSide(lambda x: x.clone(), sets, graph=False, device="cpu")
+    pointer = side.buffers[0].data_ptr()
+    for _ in range(4):
+        side.prepare()
+        seen.append(float(side.call()[0]))
+        assert side.buffers[0].data_ptr() == pointer
+    assert seen == [1.0, 2.0, 0.0, 1.0]
+
+
+def test_poison_overwrites_every_tensor_of_an_output():
+    out = (torch.ones(3), [torch.ones(2, dtype=torch.int64)])
+    timing.poison(out)
+    assert torch.isnan(out[0]).all() and (out[1][0] == -1).all()
+
+
+FIELDS = {"problem": "abc", "gpu": "H200", "timing": "events"}
+
+
+def test_cached_baselines_are_found_by_their_fields_and_go_stale(tmp_path):
+    baselines.write(tmp_path, FIELDS, [1e-3, 2e-3], now=1000.0)
+    assert baselines.read(tmp_path, FIELDS, max_age_s=60, now=1030.0) == [1e-3, 2e-3]
+    assert baselines.read(tmp_path, FIELDS, max_age_s=60, now=1100.0) is None
+    assert baselines.read(tmp_path, {**FIELDS, "gpu": "A100"}, max_age_s=60, now=1030.0) is None
+    (tmp_path / f"{baselines.cache_key(FIELDS)}.json").write_text("{not json")
+    assert baselines.read(tmp_path, FIELDS, max_age_s=60, now=1030.0) is None
+
+
+def test_the_cost_of_a_matmul_counts_its_flops_and_the_bytes_it_must_move():
+    model = torch.nn.Linear(64, 32, bias=False)
+    cost = roofline.problem_cost(model, [torch.randn(16, 64)])
+    assert cost.flops == 2 * 16 * 64 * 32
+    assert cost.min_bytes == 4 * (16 * 64 + 16 * 32 + 64 * 32)
+
+
+def test_the_speed_of_light_fraction_uses_the_binding_ceiling():
+    ceilings = roofline.Ceilings(bytes_per_s=1e12, flops_per_s=1e14)
+    memory_bound = roofline.Cost(flops=0, min_bytes=10**9)  # 1 ms at the copy ceiling
+    assert roofline.fraction(memory_bound, 2e-3, ceilings) == pytest.approx(0.5)
+    compute_bound = roofline.Cost(flops=10**12, min_bytes=10**6)  # 10 ms at the matmul ceiling
+    assert roofline.fraction(compute_bound, 1e-2, ceilings) == pytest.approx(1.0)
+
+
+def test_measured_ceilings_are_positive_on_the_cpu():
+    ceilings = roofline.measure_ceilings("cpu")
+    assert ceilings.bytes_per_s > 1e8 and ceilings.flops_per_s > 1e8
+
+
+@pytest.mark.parametrize(("source", "needed"), [
+    ("from torch.utils.cpp_extension import load_inline\next = load_inline(name='x')", True),
+    ("import torch.utils.cpp_extension as c\next = c.load(name='x', sources=['a.cu'])", True),
+    ("import triton\n@triton.jit\ndef k(): pass", False),
+])
+def test_candidates_that_build_an_extension_are_recognised(source, needed):
+    assert builds.needs_build(source) is needed
+
+
+def test_build_folders_are_addressed_by_source_and_toolchain(tmp_path):
+    tools = {"torch": "2.13", "arch": "9.0"}
+    one = builds.build_folder(tmp_path, b"source a", tools)
+    assert builds.build_folder(tmp_path, b"source a", dict(tools)) == one
+    assert builds.build_folder(tmp_path, b"source b", tools) != one
+    assert builds.build_folder(tmp_path, b"source a", {**tools, "arch": "8.0"}) != one
+    assert builds.build_env(one, "9.0") == {"TORCH_EXTENSIONS_DIR": str(one),
+                                            "TORCH_CUDA_ARCH_LIST": "9.0"}
+
+
+def test_a_plan_builds_each_distinct_source_once_and_skips_finished_ones(tmp_path):
+    source = "from torch.utils.cpp_extension import load_inline\n"
+    files = []
+    for name, text in [("a.py", source), ("b.py", source), ("c.py", source + "# other\n"),
+                       ("d.py", "import torch\n")]:
+        (tmp_path / name).write_text(text)
+        files.append(tmp_path / name)
+    planned = builds.plan(files, tmp_path / "cache", arch="")
+    assert [b.candidate.name for b in planned] == ["a.py", "c.py"]
+    planned[0].folder.mkdir(parents=True)
+    (planned[0].folder / builds.BUILT_MARKER).write_text("a.py")
+    assert [b.status for b in builds.plan(files, tmp_path / "cache", arch="")] == ["cached",
+                                                                                   "pending"]
