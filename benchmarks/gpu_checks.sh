@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="eval hostile audit"] [KB_AUDIT_LEVELS=1,2,3]
+# Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat"] [KB_AUDIT_LEVELS=1,2,3]
+#        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
 #   logs and JSON reports land in OUTDIR; extra arguments narrow the evaluation (e.g. -k ReLU).
+#   eval stops (SIGINT, reports kept) after KB_EVAL_LIMIT seconds; repeat runs eval's command
+#   again and compares the speedups of both runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-reports/gpu}"
@@ -17,15 +20,53 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c 'import torch, triton; print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__)'
 
 sections="${KB_SECTIONS:-eval hostile audit}"
+run_eval() {  # $1: report name; the rest: pytest arguments
+    local name="$1"; shift
+    local start=$(date +%s)
+    timeout -s INT "${KB_EVAL_LIMIT:-540}" python3 -m pytest -p no:cacheprovider -q -rfE \
+        --kb-device=cuda --kb-candidates=candidates/reference --kb-candidates=candidates/examples \
+        --kb-report="$out/$name.json" --benchmark-max-time="${KB_TIME_BUDGET:-1.0}" \
+        "$@" 2>&1 | tee "$out/$name.log" | grep -v -E '^(level[0-9]|\s*$)' | grep -v '^test_speed' | tail -40
+    echo "wall time: $(( $(date +%s) - start )) s"
+    python3 benchmarks/summarize_report.py "$out/$name.json" --overhead
+}
+
 if [[ " $sections " == *" eval "* ]]; then
-echo "== reference and example candidates on CUDA ($*)"
-start=$(date +%s)
-python3 -m pytest -p no:cacheprovider -q -rfE --kb-device=cuda \
-    --kb-candidates=candidates/reference --kb-candidates=candidates/examples \
-    --kb-report="$out/gpu-report.json" --benchmark-max-time="${KB_TIME_BUDGET:-0.1}" \
-    "$@" 2>&1 | tee "$out/gpu-run.log" | grep -v -E '^(level[0-9]|\s*$)'
-echo "wall time: $(( $(date +%s) - start )) s"
-python3 benchmarks/summarize_report.py "$out/gpu-report.json"
+    echo "== reference and example candidates on CUDA ($*)"
+    run_eval gpu-report "$@"
+fi
+
+if [[ " $sections " == *" repeat "* ]]; then
+    echo "== the same run again, for repeatability ($*)"
+    run_eval gpu-report-2 "$@"
+    python3 benchmarks/compare_runs.py "$out/gpu-report.json" "$out/gpu-report-2.json"
+fi
+
+if [[ " $sections " == *" graph "* ]]; then
+    echo "== CUDA-graph timing on launch-bound level-1 problems"
+    python3 -m pytest -p no:cacheprovider -q -rfE --kb-device=cuda --kb-timing=graph --kb-level=1 \
+        --kb-candidates=candidates/reference --kb-candidates=candidates/examples \
+        -k "19_ReLU or 25_Swish or 30_Softsign or 23_Softmax or 9_Tall" \
+        --kb-report="$out/graph-report.json" >"$out/graph-run.log" 2>&1
+    tail -n 1 "$out/graph-run.log"
+    python3 benchmarks/summarize_report.py "$out/graph-report.json"
+fi
+
+if [[ " $sections " == *" ncu "* ]]; then
+    echo "== timing engine against Nsight Compute (every ${KB_NCU_EVERY:-3}rd level-1 problem)"
+    python3 benchmarks/ncu_fidelity.py time "$out/ncu-engine.json" --every "${KB_NCU_EVERY:-3}" \
+        >"$out/ncu-engine.log" 2>&1 || tail -5 "$out/ncu-engine.log"
+    ncu --clock-control none --cache-control all --profile-from-start off \
+        --metrics gpu__time_duration.sum --csv --page raw --print-units base \
+        --log-file "$out/ncu.csv" python3 benchmarks/ncu_fidelity.py profile "$out/ncu-engine.json" \
+        >"$out/ncu-profile.log" 2>&1 || tail -5 "$out/ncu-profile.log"
+    python3 benchmarks/ncu_fidelity.py compare "$out/ncu-engine.json" "$out/ncu.csv" \
+        | tee "$out/ncu-compare.txt" | tail -4
+fi
+
+if [[ " $sections " == *" builds "* ]]; then
+    echo "== cold and warm builds of ${KB_BUILD_COUNT:-16} CUDA candidates"
+    python3 benchmarks/build_bench.py "$out/builds" --count "${KB_BUILD_COUNT:-16}"
 fi
 
 if [[ " $sections " == *" hostile "* ]]; then
@@ -41,8 +82,15 @@ fi
 levels="${KB_AUDIT_LEVELS:-1,2,3}"
 if [[ " $sections " == *" audit "* ]]; then
     echo "== audit of the problem suite on CUDA (levels $levels)"
-    python3 -m pytest_kernelbench.audit --device cuda --level "$levels" \
-        >"$out/audit-${levels//,/-}.md" 2>"$out/audit-progress.log"
-    tail -n 1 "$out/audit-${levels//,/-}.md"
-    grep -E '\| FINDING' "$out/audit-${levels//,/-}.md" | head -60
+    if [[ -n "${KB_AUDIT_K:-}" ]]; then
+        for k in $KB_AUDIT_K; do
+            python3 -m pytest_kernelbench.audit --device cuda --level "$levels" -k "$k" --all \
+                2>>"$out/audit-progress.log" | tee -a "$out/audit-selected.md"
+        done
+    else
+        python3 -m pytest_kernelbench.audit --device cuda --level "$levels" \
+            >"$out/audit-${levels//,/-}.md" 2>"$out/audit-progress.log"
+        tail -n 1 "$out/audit-${levels//,/-}.md"
+        grep -E '\| FINDING' "$out/audit-${levels//,/-}.md" | head -60
+    fi
 fi

@@ -1,6 +1,9 @@
 """Print what a GPU run shows about each candidate set: statuses and the speedup spread.
 
-    python benchmarks/summarize_report.py reports/kernelbench.json
+    python benchmarks/summarize_report.py reports/kernelbench.json [--kernels] [--overhead]
+
+--overhead adds where each set's time went: the worker requests per operation (the harness's
+own cost around the candidate), how timing stopped, and the speed-of-light fractions.
 """
 
 from __future__ import annotations
@@ -11,7 +14,26 @@ import sys
 from collections import Counter
 
 
-def main(path: str, show_kernels: bool = False) -> int:
+def overhead(records: list[dict]) -> None:
+    spent: dict[str, list[float]] = {}
+    for r in records:
+        for op, seconds in (r.get("harness_s") or {}).items():
+            spent.setdefault(op, []).append(seconds)
+    if spent:
+        print("  seconds per candidate by request (median / total): " + ", ".join(
+            f"{op} {statistics.median(v):.2f}/{sum(v):.0f}" for op, v in spent.items()))
+    stopped = Counter(r.get("timing_stopped") for r in records if r.get("timing_stopped"))
+    timings = Counter(r.get("timing") for r in records if r.get("timing"))
+    if stopped:
+        print(f"  timing: {dict(timings)}, stopped by {dict(stopped)}")
+    fractions = sorted(r["speed_of_light"]["candidate_fraction"] for r in records
+                       if (r.get("speed_of_light") or {}).get("candidate_fraction"))
+    if fractions:
+        print(f"  speed-of-light fraction of candidates: median {statistics.median(fractions):.3f}, "
+              f"max {fractions[-1]:.3f}")
+
+
+def main(path: str, show_kernels: bool = False, show_overhead: bool = False) -> int:
     report = json.loads(open(path).read())
     print("environment:", json.dumps(report["environment"]))
     by_set: dict[str, list[dict]] = {}
@@ -21,6 +43,8 @@ def main(path: str, show_kernels: bool = False) -> int:
         statuses = Counter(r["status"] for r in records)
         speedups = sorted(r["speedup"] for r in records if r["speedup"] is not None)
         print(f"set {name}: {len(records)} records, statuses {dict(statuses)}")
+        if show_overhead:
+            overhead(records)
         if speedups:
             inside = sum(0.9 <= s <= 1.1 for s in speedups)
             print(f"  speedup min {speedups[0]:.3f} median {statistics.median(speedups):.3f} "
@@ -43,4 +67,5 @@ def main(path: str, show_kernels: bool = False) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], show_kernels="--kernels" in sys.argv[2:]))
+    sys.exit(main(sys.argv[1], show_kernels="--kernels" in sys.argv[2:],
+                  show_overhead="--overhead" in sys.argv[2:]))
