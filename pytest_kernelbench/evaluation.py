@@ -200,7 +200,10 @@ class Evaluator:
                          "speedup uses the figure measured here")
             ratio = facts["wall_s"] / candidate.median_s
             record.update(speedup=ratio, baseline_time=facts["wall_s"], speedup_interval=None)
-        self._note_kernels(case, record, facts["kernels"])
+        if ratio > self.settings.p:  # only then can a torch-only candidate change a verdict
+            self._note_kernels(case, record, facts["kernels"])
+        else:
+            record.update(custom_kernels=None, torch_only=None)
         self._note_speed_of_light(record, facts, candidate.median_s)
         record["flags"] = notes + self._flags(record, ratio)
         p = self.settings.p
@@ -350,7 +353,11 @@ class Evaluator:
         return None
 
     def _note_kernels(self, case: Case, record: dict, baseline_kernels: list[str] | None) -> None:
-        """Which kernels ran: on CUDA from the profiler; unknown (None) elsewhere."""
+        """Which kernels ran: on CUDA from the profiler; unknown (None) elsewhere.
+
+        A profiler session costs seconds in a fresh process (CUPTI starts up), so it runs only
+        for candidates faster than p, the ones whose verdict a torch-only answer could change.
+        """
         record.update(custom_kernels=None, torch_only=None)
         if baseline_kernels is None:
             return

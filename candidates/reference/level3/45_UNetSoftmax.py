@@ -71,8 +71,8 @@ class ModelNew(nn.Module):
 batch_size = 8
 in_channels = 8
 out_channels = 4
-height = 64
-width = 512
+height = 512
+width = 64
 features = 64
 
 
