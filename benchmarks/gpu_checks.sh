@@ -66,7 +66,7 @@ fi
 
 if [[ " $sections " == *" builds "* ]]; then
     echo "== cold and warm builds of ${KB_BUILD_COUNT:-16} CUDA candidates"
-    python3 benchmarks/build_bench.py "$out/builds" --count "${KB_BUILD_COUNT:-16}"
+    python3 benchmarks/build_bench.py "$out/builds" --count "${KB_BUILD_COUNT:-16}" --singles "${KB_BUILD_SINGLES:-2}"
 fi
 
 if [[ " $sections " == *" hostile "* ]]; then
