@@ -67,6 +67,12 @@ fi
 if [[ " $sections " == *" builds "* ]]; then
     echo "== cold and warm builds of ${KB_BUILD_COUNT:-16} CUDA candidates"
     python3 benchmarks/build_bench.py "$out/builds" --count "${KB_BUILD_COUNT:-16}" --singles "${KB_BUILD_SINGLES:-2}"
+    echo "== graph timing of a candidate that launches on the legacy default stream (capture fails)"
+    python3 -m pytest -p no:cacheprovider -q --kb-device=cuda --kb-level=1 -k 19_ReLU \
+        --kb-candidates="$out/builds/cuda_set" --kb-build-cache="$out/builds/build-cache" \
+        --kb-timing=graph --kb-p=0 --kb-report="$out/graph-fallback.json" >"$out/graph-fallback.log" 2>&1
+    tail -n 1 "$out/graph-fallback.log"
+    python3 -c "import json, sys; [print(r['sample'], r['status'], r.get('timing'), r.get('flags')) for r in json.load(open(sys.argv[1]))['results']]" "$out/graph-fallback.json"
 fi
 
 if [[ " $sections " == *" hostile "* ]]; then

@@ -94,7 +94,7 @@ def compare(args) -> None:
     with open(args.ncu, newline="") as handle:
         lines = [line for line in handle if line.startswith('"')]
     for record in csv.DictReader(lines):
-        value = record.get("gpu__time_duration.sum", "")
+        value = record.get("gpu__time_duration.sum", "").replace(",", "")  # "2,692,832" ns
         name = record.get("Kernel Name", "")
         if value.replace(".", "", 1).isdigit() and "Memcpy" not in name and "Memset" not in name:
             durations.append(float(value) * 1e-9)

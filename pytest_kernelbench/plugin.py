@@ -211,8 +211,8 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
     planned = builds.plan(paths, settings.build_cache or builds.default_cache_root(), arch)
     pending = sum(build.status == "pending" for build in planned)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if hasattr(config, "workerinput") or config.get_verbosity() < 0:
-        reporter = None  # an xdist worker's output is not shown; -q asks for less
+    if hasattr(config, "workerinput") or config.get_verbosity() < -1:
+        reporter = None  # an xdist worker's output is not shown; -qq asks for quiet
 
     def on_done(build, done: int, total: int, elapsed_s: float) -> None:
         if reporter is not None:
