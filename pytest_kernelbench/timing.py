@@ -231,6 +231,18 @@ def clone_output(output):
     return output
 
 
+def outputs_agree(expected, got) -> bool:
+    import torch
+
+    if isinstance(expected, torch.Tensor):
+        return isinstance(got, torch.Tensor) and expected.shape == got.shape and \
+            bool(torch.allclose(expected, got, rtol=1e-4, atol=1e-5, equal_nan=True))
+    if isinstance(expected, (list, tuple)):
+        return isinstance(got, (list, tuple)) and len(expected) == len(got) and \
+            all(outputs_agree(a, b) for a, b in zip(expected, got))
+    return True
+
+
 class RotatingSide:
     """One model called on fixed input buffers whose contents rotate through several draws.
 
@@ -247,6 +259,21 @@ class RotatingSide:
         call = lambda: forward_async(model, self.buffers)  # noqa: E731
         self.graph = graph
         self.call = capture_graph(call, device) if graph else call
+        if graph:
+            self._check_replay(call)
+
+    def _check_replay(self, eager: Callable[[], object]) -> None:
+        """A replay must reproduce an eager call on other inputs.
+
+        Work launched outside the capturing stream (e.g. on the legacy default stream, which
+        does not synchronise with it) runs once during capture and never again on replay.
+        """
+        refill(self.buffers, self.sets[-1])
+        expected = clone_output(eager())
+        if not outputs_agree(expected, self.call()):
+            raise RuntimeError("a CUDA graph replay does not reproduce an eager call (work "
+                               "launched outside the captured stream?)")
+        refill(self.buffers, self.sets[0])
 
     def prepare(self) -> None:
         self.index = (self.index + 1) % len(self.sets)
