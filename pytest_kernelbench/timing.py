@@ -235,8 +235,11 @@ def outputs_agree(expected, got) -> bool:
     import torch
 
     if isinstance(expected, torch.Tensor):
-        return isinstance(got, torch.Tensor) and expected.shape == got.shape and \
-            bool(torch.allclose(expected, got, rtol=1e-4, atol=1e-5, equal_nan=True))
+        if not isinstance(got, torch.Tensor) or expected.shape != got.shape:
+            return False
+        if not expected.is_floating_point():
+            return bool(torch.equal(expected, got))
+        return bool(torch.allclose(expected, got, rtol=1e-4, atol=1e-5, equal_nan=True))
     if isinstance(expected, (list, tuple)):
         return isinstance(got, (list, tuple)) and len(expected) == len(got) and \
             all(outputs_agree(a, b) for a, b in zip(expected, got))
