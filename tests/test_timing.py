@@ -140,3 +140,12 @@ def test_a_plan_builds_each_distinct_source_once_and_skips_finished_ones(tmp_pat
     (planned[0].folder / builds.BUILT_MARKER).write_text("a.py")
     assert [b.status for b in builds.plan(files, tmp_path / "cache", arch="")] == ["cached",
                                                                                    "pending"]
+
+
+def test_replayed_outputs_must_agree_with_eager_ones():
+    a = torch.arange(6.0)
+    assert timing.outputs_agree((a, [a.long()]), (a + 1e-7, [a.long()]))
+    assert not timing.outputs_agree(a, a + 1.0)
+    assert not timing.outputs_agree(a.long(), a.long() + 1)
+    assert not timing.outputs_agree(a, a.reshape(2, 3))
+    assert timing.outputs_agree(torch.tensor([float("nan")]), torch.tensor([float("nan")]))
