@@ -191,6 +191,16 @@ def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_comp
     assert kb.records()[("cpp_ext", 2, "s0")]["correct"]
 
 
+def test_xdist_workers_share_the_builds_without_building_twice(kb):
+    kb.plugin_args += ["-p", "xdist.plugin"]
+    kb.run("cpp_ext", args=("-n", "2", "--kb-level=1", "--kb-timeout=600", "--kb-trials=1"))
+    records = kb.records()
+    assert records[("cpp_ext", 2, "s0")]["correct"]
+    assert records[("cpp_ext", 1, "s0")]["status"] == "compile_error"
+    built = list((kb.pytester.path / "kb-builds").glob("*/.kb-built"))
+    assert len(built) == 1  # the good source, once, whichever worker built it
+
+
 def test_speed_numbers_reach_pytest_benchmark(kb):
     kb.run("good", args=("-m", "kb_speed", "--kb-p=0", "--benchmark-json=bench.json"))
     import json
