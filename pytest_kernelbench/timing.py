@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 MAX_ROUNDS = 100_000
 RSE_MIN_ROUNDS = 20  # fewer samples give no usable spread estimate
-RSE_CHECK_EVERY = 10  # rounds between checks of the stopping rule
+RSE_CHECK_EVERY = 10  # at least this many rounds between checks of the stopping rule
+RSE_CHECK_GROWTH = 1.25  # and checks grow apart, so that sorting stays cheap on long runs
 GRAPH_REPLAYS_TO_WARM = 3
 TIMINGS = ("events", "graph", "auto")
 
@@ -125,15 +126,17 @@ def measure_interleaved(turns: dict[str, Turn], device: str, budget_s: float, mi
     samples: dict[str, list[float]] = {name: [] for name in names}
     deadline = time.perf_counter() + budget_s
     rounds = 0
+    next_check = max(RSE_MIN_ROUNDS, min_rounds)
     while True:
         for name in names:
             samples[name].append(one_call(turns[name]))
         rounds += 1
         if rounds < min_rounds:
             continue
-        if target_rse > 0 and rounds >= RSE_MIN_ROUNDS and rounds % RSE_CHECK_EVERY == 0 \
-                and all(rse_of_median(s) <= target_rse for s in samples.values()):
-            return Measurement(samples, "rse", rounds)
+        if target_rse > 0 and rounds >= next_check:
+            if all(rse_of_median(s) <= target_rse for s in samples.values()):
+                return Measurement(samples, "rse", rounds)
+            next_check = max(rounds + RSE_CHECK_EVERY, int(rounds * RSE_CHECK_GROWTH))
         if time.perf_counter() >= deadline:
             return Measurement(samples, "budget", rounds)
         if rounds >= MAX_ROUNDS:
