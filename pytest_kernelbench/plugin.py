@@ -185,6 +185,10 @@ class KernelBenchRun:
         if path is not None:
             document = report.build_report(records, rows, self.settings, self.device,
                                            report.environment())
+            # Builds run ahead of the items; under xdist they ran in the workers and this is empty.
+            document["builds"] = [{"candidate": str(b.candidate), "status": b.status,
+                                   "seconds": round(b.seconds, 3), "message": b.message}
+                                  for b in self.builds]
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(report.dump_json(document))
             if config.get_verbosity() >= -1:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 STAGES = ("test_compile", "test_correct", "test_speed")
@@ -185,6 +187,8 @@ def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_comp
     assert broken["status"] == "compile_error"
     assert "build failed" in broken["error"] and "error" in broken["error"]
     assert len(broken["error"]) < 400
+    built = {Path(b["candidate"]).name: b["status"] for b in kb.report()["builds"]}
+    assert built == {"1_Scale.py": "failed", "2_ReLU.py": "built"}
     # The same sources again: the good build is reused, only the failed one is retried.
     again = kb.run("cpp_ext", args=(*args, "-k", "2_ReLU"))
     again.stdout.fnmatch_lines(["kernelbench: 1 extension(s) to build, 1 cached, 2 at a time"])
