@@ -17,6 +17,10 @@ RSE_MIN_ROUNDS = 20  # fewer samples give no usable spread estimate
 RSE_CHECK_EVERY = 10  # at least this many rounds between checks of the stopping rule
 RSE_CHECK_GROWTH = 1.25  # and checks grow apart, so that sorting stays cheap on long runs
 GRAPH_REPLAYS_TO_WARM = 3
+# Warm-up lasts warmup_s and then until a round is no more than 10% faster than the one before
+# (caches, allocator and library autotuning settle), within WARMUP_MAX_ROUNDS and the budget.
+WARMUP_SETTLED = 0.10
+WARMUP_MAX_ROUNDS = 10
 TIMINGS = ("events", "graph", "auto")
 
 
@@ -117,12 +121,17 @@ def measure_interleaved(turns: dict[str, Turn], device: str, budget_s: float, mi
         turn.finish(output)
         return elapsed
 
-    deadline = time.perf_counter() + warmup_s
+    started = time.perf_counter()
     warm_rounds = 0
-    while warm_rounds < 2 or time.perf_counter() < deadline:
-        for name in names:
-            one_call(turns[name])
+    previous: list[float] = []
+    while True:
+        latest = [one_call(turns[name]) for name in names]
         warm_rounds += 1
+        elapsed = time.perf_counter() - started
+        if warm_rounds >= 2 and elapsed >= warmup_s and (
+                still(previous, latest) or warm_rounds >= WARMUP_MAX_ROUNDS or elapsed >= budget_s):
+            break
+        previous = latest
     samples: dict[str, list[float]] = {name: [] for name in names}
     deadline = time.perf_counter() + budget_s
     rounds = 0
@@ -141,6 +150,12 @@ def measure_interleaved(turns: dict[str, Turn], device: str, budget_s: float, mi
             return Measurement(samples, "budget", rounds)
         if rounds >= MAX_ROUNDS:
             return Measurement(samples, "max_rounds", rounds)
+
+
+def still(previous: list[float], latest: list[float]) -> bool:
+    """Whether calls stopped getting faster: no side gained more than WARMUP_SETTLED."""
+    return bool(previous) and all(now >= before * (1 - WARMUP_SETTLED)
+                                  for before, now in zip(previous, latest))
 
 
 def capture_graph(fn: Callable[[], object], device: str) -> Callable[[], object]:

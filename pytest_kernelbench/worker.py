@@ -24,6 +24,7 @@ class Loaded:
     init_args: list[Any]
     model: Any
     reference: Any = None
+    timing_sets: tuple = ((), [])  # (seeds, input sets) of the last timing, kept for the burst
 
 
 class CandidateFault(Exception):
@@ -120,7 +121,7 @@ class Worker:
         """
         device = request["device"]
         graph = request.get("timing") == "graph"
-        sets = [loading.make_inputs(loaded.problem, seed, device) for seed in request["input_seeds"]]
+        sets = self.input_sets(loaded, request)
         try:
             sides = {}
             if request.get("with_baseline", True):
@@ -157,8 +158,7 @@ class Worker:
     def burst(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
         """Back-to-back candidate calls for the pytest process to time with its own clock."""
         device = request["device"]
-        sets = [loading.make_inputs(loaded.problem, seed, device)
-                for seed in request["input_seeds"]]
+        sets = self.input_sets(loaded, request)
         guarded(lambda: timing.run_burst(loaded.model, sets, request["calls"], device),
                 "forward", request["candidate"])
         return {"ok": True}, []
@@ -170,6 +170,15 @@ class Worker:
         names = guarded(lambda: kernels.launched_kernels(loaded.model, inputs, device),
                         "forward", request["candidate"])
         return {"ok": True, "kernels": names}, []
+
+    def input_sets(self, loaded: Loaded, request: dict) -> list:
+        """The draws for these seeds, made once per candidate: the pytest process times a burst
+        by its own clock, and making large inputs (slow on a CPU) must not count as its calls."""
+        seeds = tuple(request["input_seeds"])
+        if loaded.timing_sets[0] != seeds:
+            loaded.timing_sets = (seeds, [loading.make_inputs(loaded.problem, seed,
+                                                              request["device"]) for seed in seeds])
+        return loaded.timing_sets[1]
 
     def reference_model(self, loaded: Loaded, request: dict):
         """The baseline to time against: the eager reference, or it under torch.compile."""
