@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat"] [KB_AUDIT_LEVELS=1,2,3]
+# Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist"] [KB_AUDIT_LEVELS=1,2,3]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
 #   logs and JSON reports land in OUTDIR; extra arguments narrow the evaluation (e.g. -k ReLU).
@@ -50,6 +50,26 @@ if [[ " $sections " == *" graph "* ]]; then
         --kb-report="$out/graph-report.json" >"$out/graph-run.log" 2>&1
     tail -n 1 "$out/graph-run.log"
     python3 benchmarks/summarize_report.py "$out/graph-report.json"
+fi
+
+if [[ " $sections " == *" baselines "* ]]; then
+    echo "== compiled baseline, baseline cache (twice) and auto timing on a level-1 subset"
+    subset="19_ReLU or 23_Softmax or 1_Square or 40_LayerNorm or 25_Swish"
+    for variant in "compile --kb-baseline=compile" "cache1 --kb-baseline-cache=$out/baseline-cache" \
+                   "cache2 --kb-baseline-cache=$out/baseline-cache" "auto --kb-timing=auto"; do
+        name="${variant%% *}"; option="${variant#* }"
+        python3 -m pytest -p no:cacheprovider -q --kb-device=cuda --kb-level=1 -k "$subset" \
+            --kb-candidates=candidates/reference --kb-candidates=candidates/examples "$option" \
+            --kb-report="$out/baseline-$name.json" >"$out/baseline-$name.log" 2>&1
+        echo "-- $name: $(tail -n 1 "$out/baseline-$name.log")"
+        python3 -c "import json, sys; [print(' ', r['problem'], r['candidate_set'], r['status'], r.get('timing'), r.get('baseline_source'), r['speedup'] and round(r['speedup'], 3), r.get('flags')) for r in json.load(open(sys.argv[1]))['results'] if r['status'] != 'missing']" "$out/baseline-$name.json"
+    done
+fi
+
+if [[ " $sections " == *" xdist "* ]]; then
+    echo "== level 1 with -n ${KB_WORKERS:-2} xdist workers on the GPUs there are"
+    run_eval xdist-report -n "${KB_WORKERS:-2}" --dist loadgroup "$@"
+    [[ -f "$out/gpu-report.json" ]] && python3 benchmarks/compare_runs.py "$out/gpu-report.json" "$out/xdist-report.json"
 fi
 
 if [[ " $sections " == *" ncu "* ]]; then
