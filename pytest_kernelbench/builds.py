@@ -7,8 +7,8 @@ across runs, candidate sets and machines sharing the cache, and two candidates t
 extension name never overwrite each other. Before any item runs, the missing builds run in
 parallel, each in its own `python -m pytest_kernelbench.builds FILE` process with no GPU visible
 (a build needs none), so the GPU is never idle waiting on nvcc one candidate at a time.
-Concurrent pytest-xdist workers share the work: each build holds a lock on its folder, and a
-worker skips a build another one holds (PyTorch's own lock then makes the import wait for it).
+Concurrent pytest-xdist workers share the work: each build holds a lock on its folder; a worker
+starts the builds no one holds, then waits for the ones another worker is running.
 """
 
 from __future__ import annotations
@@ -132,6 +132,20 @@ def run_builds(builds: list[Build], arch: str, jobs: int, timeout_s: float,
             done += 1
             on_done(build, done, total, time.perf_counter() - started_at)
         running = still
+    for build in builds:
+        if build.status == "elsewhere":
+            _wait_for(build)
+
+
+def _wait_for(build: Build) -> None:
+    """Block until the worker holding this build's lock is done with it.
+
+    Without the wait, an item here could import the candidate while the other worker's build
+    is still running, and a build that then fails leaves the import nothing to load.
+    """
+    with open(build.folder / LOCK_FILE, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _start(build: Build, arch: str):

@@ -4,6 +4,8 @@ and the build cache's addressing."""
 from __future__ import annotations
 
 import math
+import threading
+import time
 
 import pytest
 import torch
@@ -151,15 +153,18 @@ def test_replayed_outputs_must_agree_with_eager_ones():
     assert timing.outputs_agree(torch.tensor([float("nan")]), torch.tensor([float("nan")]))
 
 
-def test_a_build_another_worker_holds_is_left_to_it(tmp_path):
+def test_a_build_another_worker_holds_is_left_to_it_and_awaited(tmp_path):
     import fcntl
 
     (tmp_path / "a.py").write_text("from torch.utils.cpp_extension import load_inline\n")
     planned = builds.plan([tmp_path / "a.py"], tmp_path / "cache", arch="")
     planned[0].folder.mkdir(parents=True)
     seen = []
-    with open(planned[0].folder / builds.LOCK_FILE, "a+") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
-        builds.run_builds(planned, arch="", jobs=2, timeout_s=60,
-                          on_done=lambda build, done, total, elapsed: seen.append((done, total)))
+    held = open(planned[0].folder / builds.LOCK_FILE, "a+")
+    fcntl.flock(held, fcntl.LOCK_EX)
+    threading.Timer(0.5, held.close).start()  # the other worker finishes half a second later
+    started = time.perf_counter()
+    builds.run_builds(planned, arch="", jobs=2, timeout_s=60,
+                      on_done=lambda build, done, total, elapsed: seen.append((done, total)))
     assert planned[0].status == "elsewhere" and seen == [(1, 1)]
+    assert time.perf_counter() - started >= 0.4  # it waited for that build before returning
