@@ -72,6 +72,7 @@ class Evaluator:
         self._per_problem: dict[str, Any] = {}  # baseline facts measured here, once per problem
         self._ceilings: dict[str, roofline.Ceilings] = {}
         self._retimed: set[str] = set()  # baseline cache keys timed afresh in this run
+        self._envs: dict[Path, dict[str, str]] = {}  # candidate file -> its build environment
         self.arch = cuda_arch(device)
 
     def close(self) -> None:
@@ -201,10 +202,9 @@ class Evaluator:
                          "speedup uses the figure measured here")
             ratio = facts["wall_s"] / candidate.median_s
             record.update(speedup=ratio, baseline_time=facts["wall_s"], speedup_interval=None)
+        record.update(custom_kernels=None, torch_only=None)  # unknown unless profiled
         if ratio > self.settings.p:  # only then can a torch-only candidate change a verdict
             self._note_kernels(case, record, facts["kernels"])
-        else:
-            record.update(custom_kernels=None, torch_only=None)
         self._note_speed_of_light(record, facts, candidate.median_s)
         record["flags"] = notes + self._flags(record, ratio)
         p = self.settings.p
@@ -357,12 +357,11 @@ class Evaluator:
         return None
 
     def _note_kernels(self, case: Case, record: dict, baseline_kernels: list[str] | None) -> None:
-        """Which kernels ran: on CUDA from the profiler; unknown (None) elsewhere.
+        """Which kernels ran, from the profiler (on CUDA only: baseline_kernels is None elsewhere).
 
         A profiler session costs seconds in a fresh process (CUPTI starts up), so it runs only
         for candidates faster than p, the ones whose verdict a torch-only answer could change.
         """
-        record.update(custom_kernels=None, torch_only=None)
         if baseline_kernels is None:
             return
         reply = self._ask(record, "profile", case, input_seed=self._input_seed(0))
@@ -408,9 +407,12 @@ class Evaluator:
     def _candidate_env(self, case: Case) -> dict[str, str]:
         """The candidate's own extension folder in the build cache (see builds.py)."""
         assert case.candidate is not None
-        folder = builds.build_folder(self.build_cache, case.candidate.path.read_bytes(),
-                                     builds.toolchain(self.arch))
-        return builds.build_env(folder, self.arch)
+        path = case.candidate.path
+        if path not in self._envs:  # read and hashed once, not on every request
+            folder = builds.build_folder(self.build_cache, path.read_bytes(),
+                                         builds.toolchain(self.arch))
+            self._envs[path] = builds.build_env(folder, self.arch)
+        return self._envs[path]
 
     @property
     def build_cache(self) -> Path:

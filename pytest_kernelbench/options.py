@@ -28,54 +28,43 @@ def parse_levels(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(levels)))
 
 
-def parse_p(text: str) -> float:
+def _number(text: str, cast, unreadable: str, accept, rejected: str):
+    """text read by cast (int or float) and checked by accept; the messages name what was wrong.
+
+    `unreadable` may use {text} (quoted); `rejected` may use {text} (as given) and {value}.
+    """
     try:
-        value = float(text)
+        value = cast(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"p must be a number, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"p must be >= 0 (a speedup threshold), got {text}")
+        raise argparse.ArgumentTypeError(unreadable.format(text=repr(text))) from None
+    if not accept(value):  # also false for NaN
+        raise argparse.ArgumentTypeError(rejected.format(text=text, value=value))
     return value
+
+
+def parse_p(text: str) -> float:
+    return _number(text, float, "p must be a number, got {text}", lambda v: v >= 0,
+                   "p must be >= 0 (a speedup threshold), got {text}")
 
 
 def parse_tolerance(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"tolerance must be a number, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"tolerance must be >= 0, got {text}")
-    return value
+    return _number(text, float, "tolerance must be a number, got {text}", lambda v: v >= 0,
+                   "tolerance must be >= 0, got {text}")
 
 
 def parse_positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
-    return value
+    return _number(text, int, "expected a whole number, got {text}", lambda v: v >= 1,
+                   "expected a number >= 1, got {value}")
 
 
 def parse_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text}")
-    return value
+    return _number(text, float, "expected seconds, got {text}", lambda v: v > 0,
+                   "expected seconds > 0, got {text}")
 
 
 def parse_hours(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected hours, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected hours > 0, got {text}")
-    return value
+    return _number(text, float, "expected hours, got {text}", lambda v: v > 0,
+                   "expected hours > 0, got {text}")
 
 
 def parse_device(text: str) -> str:
@@ -109,23 +98,13 @@ def parse_baseline(text: str) -> str:
 
 
 def parse_fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text}")
-    return value
+    return _number(text, float, "expected a number, got {text}", lambda v: 0 <= v < 1,
+                   "expected a fraction in [0, 1), got {text}")
 
 
 def parse_jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
-    return value
+    return _number(text, int, "expected a whole number, got {text}", lambda v: v >= 0,
+                   "expected a number >= 0, got {value}")
 
 
 def parse_tags(text: str) -> tuple[str, ...]:
