@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist"] [KB_AUDIT_LEVELS=1,2,3]
+# Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu"] [KB_AUDIT_LEVELS=1,2,3]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
+#        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
 #        bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
 #   logs and JSON reports land in OUTDIR; extra arguments narrow the evaluation (e.g. -k ReLU).
 #   eval stops (SIGINT, reports kept) after KB_EVAL_LIMIT seconds; repeat runs eval's command
@@ -12,8 +13,10 @@ out="${1:-reports/gpu}"
 shift || true
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
-python3 -m pip install -q -e . --no-deps --no-build-isolation >"$out/install.log" 2>&1 \
-    || { tail -20 "$out/install.log"; exit 1; }
+if [[ -z "${KB_NO_INSTALL:-}" ]]; then  # set it when another copy of this script installed already
+    python3 -m pip install -q -e . --no-deps --no-build-isolation >"$out/install.log" 2>&1 \
+        || { tail -20 "$out/install.log"; exit 1; }
+fi
 
 echo "== environment"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -70,6 +73,18 @@ if [[ " $sections " == *" xdist "* ]]; then
     echo "== level 1 with -n ${KB_WORKERS:-2} xdist workers on the GPUs there are"
     run_eval xdist-report -n "${KB_WORKERS:-2}" --dist loadgroup "$@"
     [[ -f "$out/gpu-report.json" ]] && python3 benchmarks/compare_runs.py "$out/gpu-report.json" "$out/xdist-report.json"
+fi
+
+if [[ " $sections " == *" multigpu "* ]]; then
+    workers="${KB_WORKERS:-2}"
+    echo "== level 1 with -n $workers xdist workers over $(nvidia-smi -L | wc -l) GPUs, nvidia-smi sampled"
+    nvidia-smi --query-gpu=timestamp,index,uuid,utilization.gpu,memory.used --format=csv,noheader \
+        -lms 1000 >"$out/smi-n$workers.csv" 2>/dev/null &
+    smi=$!
+    run_eval "multigpu-n$workers" -n "$workers" --dist loadgroup "$@"
+    kill "$smi"
+    python3 benchmarks/multi_gpu_check.py "$out/multigpu-n$workers.json" --smi "$out/smi-n$workers.csv" \
+        ${KB_ONE_GPU_REPORT:+--one "$KB_ONE_GPU_REPORT"}
 fi
 
 if [[ " $sections " == *" ncu "* ]]; then

@@ -48,3 +48,29 @@ def device_lock(device: str, exclusive: bool) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def timing_overlaps(records: list[dict]) -> list[tuple[str, str]]:
+    """Pairs of lock holds on one physical device where a timing overlapped any other hold.
+
+    Reads the `placement` and `held` fields of report records; an empty list is what the
+    per-device lock promises. Holds of one process that nest (compile inside correct) are shared
+    and never counted.
+    """
+    holds: dict[str, list[tuple[float, float, str, bool]]] = {}
+    for record in records:
+        where = record.get("placement") or {}
+        device = where.get("gpu_uuid") or where.get("device")
+        label = f"{record['candidate_set']}/L{record['level']}/{record['problem_id']}/{record['sample']}"
+        for stage, (start, end) in (record.get("held") or {}).items():
+            holds.setdefault(device, []).append((start, end, f"{label}:{stage}", stage == "speed"))
+    found = []
+    for on_device in holds.values():
+        on_device.sort()
+        for i, (start, end, name, timing) in enumerate(on_device):
+            for other_start, other_end, other, other_timing in on_device[i + 1:]:
+                if other_start >= end:
+                    break
+                if (timing or other_timing) and other_start < end and start < other_end:
+                    found.append((name, other))
+    return found

@@ -8,6 +8,7 @@ run alone (e.g. `-m kb_speed`, or on another xdist worker) first runs the stages
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -74,6 +75,7 @@ class Evaluator:
         self._retimed: set[str] = set()  # baseline cache keys timed afresh in this run
         self._envs: dict[Path, dict[str, str]] = {}  # candidate file -> its build environment
         self.arch = cuda_arch(device)
+        self.placement = placement(device)
 
     def close(self) -> None:
         self.sandbox.close()
@@ -94,7 +96,15 @@ class Evaluator:
         key = (case, stage)
         if key not in self._done:
             with device_lock(self.device, exclusive):
-                self._done[key] = run(case)
+                held_from = time.time()
+                outcome = run(case)
+                held_to = time.time()
+            # Where the stage ran and when it held the device: a multi-GPU run's report shows
+            # which GPU each worker used and that no timing overlapped other work on it.
+            outcome.record["placement"] = self.placement
+            outcome.record["held"] = {**outcome.record.get("held", {}),
+                                      stage: [round(held_from, 6), round(held_to, 6)]}
+            self._done[key] = outcome
         return self._done[key]
 
     def _compile(self, case: Case) -> Outcome:
@@ -443,10 +453,18 @@ class Evaluator:
         return self._expected[seed]
 
 
+def placement(device: str) -> dict:
+    """This process's xdist worker, device and, on CUDA, the physical GPU's UUID."""
+    where = {"worker": os.environ.get("PYTEST_XDIST_WORKER"), "device": device, "gpu_uuid": None}
+    if device.startswith("cuda"):
+        import torch
+
+        where["gpu_uuid"] = str(torch.cuda.get_device_properties(device).uuid)
+    return where
+
+
 def cuda_arch(device: str) -> str:
     """TORCH_CUDA_ARCH_LIST for builds: the user's, else the device's own (e.g. '9.0')."""
-    import os
-
     if os.environ.get("TORCH_CUDA_ARCH_LIST") or not device.startswith("cuda"):
         return os.environ.get("TORCH_CUDA_ARCH_LIST", "")
     import torch

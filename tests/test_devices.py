@@ -4,7 +4,7 @@ import fcntl
 
 import pytest
 
-from pytest_kernelbench.devices import bind_device, device_lock, lock_path
+from pytest_kernelbench.devices import bind_device, device_lock, lock_path, timing_overlaps
 
 
 @pytest.mark.parametrize(("device", "worker", "count", "expected"), [
@@ -36,3 +36,19 @@ def test_timing_holds_the_device_alone(tmp_path, monkeypatch):
             fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)  # ordinary work shares it
             with pytest.raises(BlockingIOError):
                 fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _held(problem_id: int, gpu: str, **stages) -> dict:
+    return {"candidate_set": "s", "level": 1, "problem_id": problem_id, "sample": "s0",
+            "placement": {"worker": "gw0", "device": "cuda:0", "gpu_uuid": gpu}, "held": stages}
+
+
+def test_a_timing_that_overlaps_other_work_on_its_gpu_is_found():
+    records = [
+        _held(1, "GPU-a", compile=[0, 1], correct=[1, 2], speed=[2, 5]),
+        _held(2, "GPU-a", correct=[4, 6]),               # ran during problem 1's timing
+        _held(3, "GPU-b", compile=[0, 3], speed=[3, 9]),  # another GPU: allowed
+        _held(4, "GPU-b", compile=[1, 2], correct=[1, 2.5]),  # shared holds may overlap
+    ]
+    assert timing_overlaps(records) == [("s/L1/1/s0:speed", "s/L1/2/s0:correct")]
+    assert timing_overlaps(records[2:]) == []

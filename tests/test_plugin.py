@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_kernelbench.devices import timing_overlaps
+
 STAGES = ("test_compile", "test_correct", "test_speed")
 
 
@@ -60,6 +62,11 @@ def test_the_json_report_holds_environment_config_and_one_record_per_sample(kb):
     assert scale["timing"] == "events" and scale["timing_stopped"] in {"rse", "budget"}
     assert scale["candidate_stats"]["n"] >= 2 and scale["candidate_stats"]["rse"] >= 0
     assert {"load", "run", "time", "burst"} <= set(scale["harness_s"])
+    assert scale["placement"] == {"worker": None, "device": "cpu", "gpu_uuid": None}
+    held = scale["held"]
+    assert set(held) == {"compile", "correct", "speed"}
+    assert all(start <= end for start, end in held.values())
+    assert held["compile"][1] <= held["correct"][1] <= held["speed"][0]
     light = scale["speed_of_light"]
     assert light["flops"] >= 0 and light["min_bytes"] > 0 and light["ceilings"]["bytes_per_s"] > 0
     assert 0 < light["candidate_fraction"]
@@ -221,7 +228,11 @@ def test_under_xdist_speedups_still_reach_the_summary_and_report(kb):
     kb.plugin_args += ["-p", "xdist.plugin"]
     result = kb.run("good", args=("-n", "2", "--kb-p=0", "--kb-trials=1"))
     result.stdout.fnmatch_lines(["| good *| 1 *| 3 *| 1 *| 2 *| 2 *|*"])
-    assert kb.records()[("good", 1, "s0")]["speedup"] > 0
+    records = kb.records()
+    assert records[("good", 1, "s0")]["speedup"] > 0
+    timed = [r for r in records.values() if "speed" in r.get("held", {})]
+    assert timed and {r["placement"]["worker"] for r in timed} <= {"gw0", "gw1"}
+    assert timing_overlaps(list(records.values())) == []  # one CPU lock for both workers
 
 
 def test_a_run_from_a_folder_with_its_own_tests_only_evaluates(kb):
