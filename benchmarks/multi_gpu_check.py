@@ -79,10 +79,11 @@ def compare(one: list[dict], many: list[dict]) -> None:
                 print(f"speedups, set {candidate_set}, eager {label} {LAUNCH_BOUND_S * 1e6:g} us: "
                       f"n={len(values)}, median |diff| {statistics.median(values):.2f}%, "
                       f"p95 {percentile(values, 0.95):.2f}%, max {max(values):.2f}%")
-    start_one, end_one = hold_span(one)
-    start_many, end_many = hold_span(many)
-    print(f"item phase (first lock to last release): one GPU {end_one - start_one:.0f} s, "
-          f"this run {end_many - start_many:.0f} s, ratio {(end_many - start_many) / (end_one - start_one):.2f}")
+    start, end = hold_span(one)
+    one_s = end - start
+    start, end = hold_span(many)
+    print(f"item phase (first lock to last release): one GPU {one_s:.0f} s, "
+          f"this run {end - start:.0f} s, ratio {(end - start) / one_s:.2f}")
 
 
 def summarize_smi(path: str) -> None:

@@ -60,7 +60,7 @@ def timing_overlaps(records: list[dict]) -> list[tuple[str, str]]:
     holds: dict[str, list[tuple[float, float, str, bool]]] = {}
     for record in records:
         where = record.get("placement") or {}
-        device = where.get("gpu_uuid") or where.get("device")
+        device = str(where.get("gpu_uuid") or where.get("device"))
         label = f"{record['candidate_set']}/L{record['level']}/{record['problem_id']}/{record['sample']}"
         for stage, (start, end) in (record.get("held") or {}).items():
             holds.setdefault(device, []).append((start, end, f"{label}:{stage}", stage == "speed"))
