@@ -213,7 +213,8 @@ class Evaluator:
             ratio = facts["wall_s"] / candidate.median_s
             record.update(speedup=ratio, baseline_time=facts["wall_s"], speedup_interval=None)
         record.update(custom_kernels=None, torch_only=None)  # unknown unless profiled
-        if ratio > self.settings.p:  # only then can a torch-only candidate change a verdict
+        if worth_profiling(ratio, record.get("speedup_interval"), self.settings.p,
+                           self.settings.require_kernel):
             self._note_kernels(case, record, facts["kernels"])
         self._note_speed_of_light(record, facts, candidate.median_s)
         record["flags"] = notes + self._flags(record, ratio)
@@ -370,7 +371,7 @@ class Evaluator:
         """Which kernels ran, from the profiler (on CUDA only: baseline_kernels is None elsewhere).
 
         A profiler session costs seconds in a fresh process (CUPTI starts up), so it runs only
-        for candidates faster than p, the ones whose verdict a torch-only answer could change.
+        for candidates faster than p (see _speed for which).
         """
         if baseline_kernels is None:
             return
@@ -481,6 +482,19 @@ def input_dtype(inputs: list) -> str:
         if isinstance(value, torch.Tensor) and value.is_floating_point():
             return str(value.dtype).removeprefix("torch.")
     return "float32"
+
+
+def worth_profiling(speedup: float, interval: list[float] | None, p: float,
+                    require_kernel: bool) -> bool:
+    """Whether to ask which kernels a candidate launched (a profiler session costs seconds).
+
+    Under --kb-require-kernel the answer decides the verdict of any candidate faster than p;
+    otherwise it is a flag, worth it only when the speedup is above p beyond timing noise: a
+    candidate at 1.00x lands above 1 half the time.
+    """
+    if speedup <= p:
+        return False
+    return require_kernel or (interval[0] if interval else speedup) > p
 
 
 def burst_calls(median_s: float) -> int:

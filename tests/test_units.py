@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_kernelbench import faults, timing
+from pytest_kernelbench.evaluation import worth_profiling
 from pytest_kernelbench.kernels import custom_kernels
 from pytest_kernelbench.scan import scan_source
 
@@ -77,3 +78,15 @@ def test_summaries_give_median_iqr_and_count():
 ])
 def test_reported_times_must_fit_the_harness_clock(reported, wall, device, plausible):
     assert timing.plausible(reported, wall, device) is plausible
+
+
+@pytest.mark.parametrize(("speedup", "interval", "require_kernel", "expected"), [
+    (1.004, [0.996, 1.012], False, False),  # above p = 1 only by noise: not worth a session
+    (1.30, [1.25, 1.35], False, True),      # clearly faster: flag torch_only if it is
+    (1.004, [0.996, 1.012], True, True),    # --kb-require-kernel: the answer is the verdict
+    (0.95, [0.90, 1.01], True, False),      # slower than p fails anyway
+    (1.20, None, False, True),              # no interval (baseline replaced): the ratio decides
+])
+def test_kernels_are_profiled_only_where_the_answer_matters(speedup, interval, require_kernel,
+                                                            expected):
+    assert worth_profiling(speedup, interval, 1.0, require_kernel) is expected
