@@ -71,7 +71,7 @@ fi
 
 if [[ " $sections " == *" xdist "* ]]; then
     echo "== level 1 with -n ${KB_WORKERS:-2} xdist workers on the GPUs there are"
-    run_eval xdist-report -n "${KB_WORKERS:-2}" --dist loadgroup "$@"
+    run_eval xdist-report -n "${KB_WORKERS:-2}" "$@"
     [[ -f "$out/gpu-report.json" ]] && python3 benchmarks/compare_runs.py "$out/gpu-report.json" "$out/xdist-report.json"
 fi
 
@@ -81,7 +81,7 @@ if [[ " $sections " == *" multigpu "* ]]; then
     nvidia-smi --query-gpu=timestamp,index,uuid,utilization.gpu,memory.used --format=csv,noheader \
         -lms 1000 >"$out/smi-n$workers.csv" 2>/dev/null &
     smi=$!
-    run_eval "multigpu-n$workers" -n "$workers" --dist loadgroup "$@"
+    run_eval "multigpu-n$workers" -n "$workers" "$@"
     kill "$smi"
     python3 benchmarks/multi_gpu_check.py "$out/multigpu-n$workers.json" --smi "$out/smi-n$workers.csv" \
         ${KB_ONE_GPU_REPORT:+--one "$KB_ONE_GPU_REPORT"}

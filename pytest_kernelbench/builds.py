@@ -8,11 +8,13 @@ extension name never overwrite each other. Before any item runs, the missing bui
 parallel, each in its own `python -m pytest_kernelbench.builds FILE` process with no GPU visible
 (a build needs none), so the GPU is never idle waiting on nvcc one candidate at a time.
 Concurrent pytest-xdist workers share the work: each build holds a lock on its folder; a worker
-starts the builds no one holds, then waits for the ones another worker is running.
+starts the builds no one holds, then waits for the ones another worker is running, and an item
+imports a candidate only while holding its folder's lock.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import hashlib
@@ -23,7 +25,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,14 +140,25 @@ def run_builds(builds: list[Build], arch: str, jobs: int, timeout_s: float,
 
 
 def _wait_for(build: Build) -> None:
-    """Block until the worker holding this build's lock is done with it.
+    """Block until the worker holding this build's lock is done with it."""
+    with holding(build.folder):
+        pass
 
-    Without the wait, an item here could import the candidate while the other worker's build
-    is still running, and a build that then fails leaves the import nothing to load.
+
+@contextlib.contextmanager
+def holding(folder: Path) -> Iterator[None]:
+    """Hold a build folder's lock, so that no other process builds into it meanwhile.
+
+    Importing a candidate while another process builds its extension fails: torch waits for
+    that build, then loads whatever is there, and a failed build leaves nothing to load.
     """
-    with open(build.folder / LOCK_FILE, "a+") as lock:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK_FILE, "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        fcntl.flock(lock, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _start(build: Build, arch: str):

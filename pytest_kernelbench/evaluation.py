@@ -8,6 +8,7 @@ run alone (e.g. `-m kb_speed`, or on another xdist worker) first runs the stages
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -119,7 +120,9 @@ class Evaluator:
             record.update(status=faults.UNSUPPORTED_DEVICE, error=message)
             return Outcome(faults.UNSUPPORTED_DEVICE, message, skipped=True, record=record)
         record["static_scan"] = scan_source(source)
-        reply = self._ask(record, "load", case)
+        folder = Path(self._candidate_env(case)["TORCH_EXTENSIONS_DIR"])
+        with builds.holding(folder) if builds.needs_build(source) else contextlib.nullcontext():
+            reply = self._ask(record, "load", case)
         if isinstance(reply, Fault):
             record.update(compiled=False, correct=False, status=reply.status, error=reply.message)
             return Outcome(reply.status, reply.message, reply.details, record=record)

@@ -91,6 +91,21 @@ class KernelBenchRun:
                        for c in discovery.orphans(all_problems, found, settings.levels)]
         return run
 
+    @pytest.hookimpl(optionalhook=True, tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
+        # The stages of a case must share a worker, where its memo and loaded candidate live;
+        # xdist's default `load` (what -n N uses) would spread them and repeat compile and
+        # correctness. An explicit other --dist mode is kept.
+        if config.getvalue("dist") != "load":
+            return None
+        from xdist.scheduler import LoadScopeScheduling
+
+        class CaseScheduling(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                return case_scope(nodeid)
+
+        return CaseScheduling(config, log)
+
     # --- collection -----------------------------------------------------------------------
 
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
@@ -230,6 +245,12 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
                             f"{len(planned) - pending} cached, {jobs} at a time")
     builds.run_builds(planned, arch, jobs, settings.timeout_s, on_done)
     return planned
+
+
+def case_scope(nodeid: str) -> str:
+    """The items of one case share this: 'level1/1_Scale::test_speed[set-s0]' -> 'level1/1_Scale[set-s0]'."""
+    path, _, rest = nodeid.partition("::")
+    return path + rest[rest.index("["):] if "[" in rest else nodeid
 
 
 def resolve_device(requested: str, worker_id: str | None = None) -> str:

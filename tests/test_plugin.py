@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -233,6 +234,17 @@ def test_under_xdist_speedups_still_reach_the_summary_and_report(kb):
     timed = [r for r in records.values() if "speed" in r.get("held", {})]
     assert timed and {r["placement"]["worker"] for r in timed} <= {"gw0", "gw1"}
     assert timing_overlaps(list(records.values())) == []  # one CPU lock for both workers
+
+
+def test_under_xdist_the_stages_of_a_case_share_a_worker(kb):
+    kb.plugin_args += ["-p", "xdist.plugin"]
+    result = kb.run("good", args=("-n", "2", "-v", "--kb-p=0", "--kb-trials=1"))
+    workers: dict[str, set[str]] = {}
+    for line in result.stdout.lines:
+        found = re.match(r"\[(gw\d+)\].*? (?:PASSED|FAILED|SKIPPED) (\S+)::test_\w+\[(\S+)\]", line)
+        if found:
+            workers.setdefault(f"{found[2]}[{found[3]}]", set()).add(found[1])
+    assert len(workers) == 4 and all(len(seen) == 1 for seen in workers.values()), workers
 
 
 def test_a_run_from_a_folder_with_its_own_tests_only_evaluates(kb):
