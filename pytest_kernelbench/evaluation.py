@@ -32,6 +32,7 @@ TIMING_SEED_OFFSET = 9_000
 TIMING_INPUT_SETS = 3  # timed calls rotate through this many input draws
 BURST_TARGET_S = 0.05  # the harness's own clock times about this long a burst of calls
 BURST_MAX_CALLS = 2_000
+BURST_TRIES = 3  # bursts before a reported time that the harness's clock contradicts is a cheat
 AUTO_GRAPH_BELOW_S = 50e-6  # --kb-timing=auto: graphs for baselines faster than this per call
 
 
@@ -190,21 +191,26 @@ class Evaluator:
             if verdict is not None:
                 return self._cheat(record, "the output of a timed call is wrong (cached, replayed "
                                    f"or reused?): input seed {seed}: {verdict.message}")
-        calls = burst_calls(candidate.median_s)
-        burst = self._ask(record, "burst", case, calls=calls, input_seeds=seeds)
-        if isinstance(burst, Fault):
-            message = f"while timing: {burst.message}"
-            record.update(status=burst.status, error=message)
-            return Outcome(burst.status, message, burst.details, record=record)
-        record["candidate_wall_time"] = burst.wall_s / calls
         # The candidate's reported median must fit what this process's own clock saw. A graph
         # replay is timed by this harness's own code and leaves no launch gaps, so eager calls
         # may rightly take longer than it; work a graph did not capture fails the output check.
-        if how == "events" and not timing.plausible(candidate.median_s,
-                                                    record["candidate_wall_time"], self.device):
+        # A hiccup of the host can slow one burst, a tampered timer slows every one: the
+        # fastest of up to BURST_TRIES bursts is what counts.
+        calls, wall_s = burst_calls(candidate.median_s), float("inf")
+        for _ in range(BURST_TRIES):
+            burst = self._ask(record, "burst", case, calls=calls, input_seeds=seeds)
+            if isinstance(burst, Fault):
+                message = f"while timing: {burst.message}"
+                record.update(status=burst.status, error=message)
+                return Outcome(burst.status, message, burst.details, record=record)
+            wall_s = min(wall_s, burst.wall_s / calls)
+            if how != "events" or timing.plausible(candidate.median_s, wall_s, self.device):
+                break
+        record["candidate_wall_time"] = wall_s
+        if how == "events" and not timing.plausible(candidate.median_s, wall_s, self.device):
             return self._cheat(record, "candidate time does not add up: reported "
                                f"{candidate.median_s * 1e6:.2f} us per call, but the harness's "
-                               f"own clock saw {record['candidate_wall_time'] * 1e6:.2f} us per "
+                               f"own clock saw {wall_s * 1e6:.2f} us per "
                                "call (a tampered timer, or work on another stream or thread)")
         if "baseline" in samples and not timing.plausible(facts["wall_s"], baseline.median_s,
                                                           self.device):
