@@ -218,7 +218,8 @@ class Evaluator:
             # harness's own figure then bounds it, so a slowed baseline buys no speedup. That
             # figure is measured again first: a host that got busier since the first
             # measurement (a shared CPU) slows both processes alike.
-            here_s = self._baseline_wall_s(case, seeds)
+            here_s = self._baseline_wall_s(
+                case, [loading.make_inputs(self._problem, seed, self.device) for seed in seeds])
             if not timing.plausible(here_s, baseline.median_s, self.device):
                 notes.append(f"baseline took {baseline.median_s * 1e6:.1f} us per call in the "
                              f"candidate's process but {here_s * 1e6:.1f} us here: the "
@@ -318,7 +319,7 @@ class Evaluator:
             sets = [loading.make_inputs(self._problem, seed, self.device) for seed in seeds]
             on_cuda = self.device.startswith("cuda")
             self._per_problem.update({
-                "wall_s": self._baseline_wall_s(case, seeds),
+                "wall_s": self._baseline_wall_s(case, sets),
                 "kernels": launched_kernels(self._reference, sets[0], self.device)
                 if on_cuda else None,
                 "cost": roofline.problem_cost(self._reference, sets[0]),
@@ -326,9 +327,8 @@ class Evaluator:
             })
         return self._per_problem
 
-    def _baseline_wall_s(self, case: Case, seeds: list[int]) -> float:
+    def _baseline_wall_s(self, case: Case, sets: list[list]) -> float:
         """The baseline's time per call on this process's own clock, over a burst of calls."""
-        sets = [loading.make_inputs(self._problem, seed, self.device) for seed in seeds]
         baseline = self._baseline_model(case)
         timing.run_burst(baseline, sets, 1, self.device)  # warm (and compile, if asked)
         started = time.perf_counter()
