@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu"] [KB_AUDIT_LEVELS=1,2,3]
+# Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu devices"]
+#        [KB_AUDIT_LEVELS=1,2,3]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
 #        bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
 #   logs and JSON reports land in OUTDIR; extra arguments narrow the evaluation (e.g. -k ReLU).
 #   eval stops (SIGINT, reports kept) after KB_EVAL_LIMIT seconds; repeat runs eval's command
-#   again and compares the speedups of both runs.
+#   again and compares the speedups of both runs. The exit status is 1 when a check that can
+#   fail (devices, multigpu) found a false verdict, a difference between GPUs or an overlap.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-reports/gpu}"
@@ -23,6 +25,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c 'import torch, triton; print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__)'
 
 sections="${KB_SECTIONS:-eval hostile audit}"
+failed=0
 run_eval() {  # $1: report name; the rest: pytest arguments
     local name="$1"; shift
     local start=$(date +%s)
@@ -84,7 +87,30 @@ if [[ " $sections " == *" multigpu "* ]]; then
     run_eval "multigpu-n$workers" -n "$workers" "$@"
     kill "$smi"
     python3 benchmarks/multi_gpu_check.py "$out/multigpu-n$workers.json" --smi "$out/smi-n$workers.csv" \
-        ${KB_ONE_GPU_REPORT:+--one "$KB_ONE_GPU_REPORT"}
+        ${KB_ONE_GPU_REPORT:+--one "$KB_ONE_GPU_REPORT"} || failed=1
+fi
+
+if [[ " $sections " == *" devices "* ]]; then
+    # Honest, hostile and example candidates on the last GPU (a non-default index where there
+    # are several), on cuda:0, and under xdist over every GPU: each verdict must be the one the
+    # candidate file declares, and the same everywhere.
+    gpus=$(nvidia-smi -L | wc -l)
+    last=$((gpus - 1))
+    pick="19_ReLU or 25_Swish or 30_Softsign"
+    reports=()
+    for variant in "cuda$last --kb-device=cuda:$last" "cuda0 --kb-device=cuda:0" "xdist -n $((2 * gpus))"; do
+        name="${variant%% *}"; option="${variant#* }"
+        [[ "$name" == cuda0 && "$last" == 0 ]] && continue
+        echo "== devices: level 1 ($pick), $option"
+        python3 -m pytest -p no:cacheprovider -q --kb-level=1 -k "$pick" --kb-trials=2 $option \
+            --kb-candidates=candidates/hostile-gpu --kb-candidates=candidates/reference \
+            --kb-candidates=candidates/examples --benchmark-max-time=0.2 \
+            --kb-report="$out/devices-$name.json" >"$out/devices-$name.log" 2>&1
+        tail -n 1 "$out/devices-$name.log"
+        reports+=("$out/devices-$name.json")
+    done
+    python3 benchmarks/expected_verdicts.py "${reports[@]}" || failed=1
+    python3 benchmarks/multi_gpu_check.py "$out/devices-xdist.json" || failed=1
 fi
 
 if [[ " $sections " == *" ncu "* ]]; then
@@ -135,3 +161,4 @@ if [[ " $sections " == *" audit "* ]]; then
         grep -E '\| FINDING' "$out/audit-${levels//,/-}.md" | head -60
     fi
 fi
+exit "$failed"

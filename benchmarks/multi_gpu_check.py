@@ -56,7 +56,17 @@ def busy_seconds(records: list[dict]) -> dict[str, tuple[int, float]]:
     return {gpu: (len(times), sum(times)) for gpu, times in sorted(per_gpu.items())}
 
 
-def compare(one: list[dict], many: list[dict]) -> None:
+def sandbox_elsewhere(records: list[dict]) -> list[str]:
+    """Records whose sandbox worker reported another GPU than its pytest process used."""
+    return [f"{'/'.join(map(str, key(r)))}: {r['placement']['worker_gpu_uuid']} vs "
+            f"{r['placement']['gpu_uuid']}" for r in records
+            if (r.get("placement") or {}).get("worker_gpu_uuid")
+            and r["placement"]["worker_gpu_uuid"] != r["placement"]["gpu_uuid"]]
+
+
+def compare(one: list[dict], many: list[dict]) -> int:
+    """Print verdict and speedup differences and the wall-time ratio; the number of differing
+    verdicts."""
     first = {key(r): r for r in one}
     second = {key(r): r for r in many}
     common = sorted(first.keys() & second.keys())
@@ -84,6 +94,7 @@ def compare(one: list[dict], many: list[dict]) -> None:
     start, end = hold_span(many)
     print(f"item phase (first lock to last release): one GPU {one_s:.0f} s, "
           f"this run {end - start:.0f} s, ratio {(end - start) / one_s:.2f}")
+    return len(differ) + len(first.keys() ^ second.keys())
 
 
 def summarize_smi(path: str) -> None:
@@ -111,8 +122,14 @@ def main(argv: list[str]) -> int:
     placed = workers_to_gpus(records)
     for worker, where in sorted(placed.items()):
         print(f"worker {worker}: " + ", ".join(f"{device} ({uuid})" for device, uuid in sorted(where)))
-    print(f"each worker on one GPU: {'yes' if all(len(w) == 1 for w in placed.values()) else 'NO'}; "
+    one_each = all(len(w) == 1 for w in placed.values())
+    print(f"each worker on one GPU: {'yes' if one_each else 'NO'}; "
           f"GPUs used: {len({u for w in placed.values() for _, u in w})}")
+    elsewhere = sandbox_elsewhere(records)
+    print(f"sandbox workers on their pytest process's GPU: "
+          f"{'yes' if not elsewhere else f'NO ({len(elsewhere)} records)'}")
+    for line in elsewhere[:10]:
+        print(f"  elsewhere: {line}")
     holds = sum(len(r.get("held") or {}) for r in records)
     timed = sum("speed" in (r.get("held") or {}) for r in records)
     overlaps = timing_overlaps(records)
@@ -122,11 +139,10 @@ def main(argv: list[str]) -> int:
         print(f"  overlap: {pair[0]} with {pair[1]}")
     for gpu, (count, seconds) in busy_seconds(records).items():
         print(f"GPU {gpu}: {count} items timed, {seconds:.0f} s holding it alone")
-    if args.one:
-        compare(load(args.one), records)
+    differ = compare(load(args.one), records) if args.one else 0
     if args.smi:
         summarize_smi(args.smi)
-    return 1 if overlaps else 0
+    return 1 if overlaps or elsewhere or differ or not one_each else 0
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """Which device each pytest(-xdist) process uses, and the per-device lock that keeps timing alone.
 
 With `pytest -n N`, worker gwK takes GPU K mod (number of GPUs), so N workers spread over every
-GPU of the host. Every stage holds its device's lock: compile and correctness share it, timing
-holds it alone, so no measurement ever overlaps other work on that device.
+GPU of the host. The pytest process makes that GPU its current device, and its sandbox workers
+see that GPU alone (as their cuda:0), so nothing a case creates -- context, streams, events,
+allocations -- can land on another GPU. Every stage holds its device's lock: compile and
+correctness share it, timing holds it alone, so no measurement ever overlaps other work on that
+device.
 """
 
 from __future__ import annotations
@@ -28,14 +31,49 @@ def bind_device(device: str, worker_id: str | None, device_count: int) -> str:
     return f"cuda:{int(match.group(1)) % device_count}"
 
 
+def cuda_index(device: str) -> int:
+    """'cuda:3' -> 3, 'cuda' -> 0."""
+    return int(device.partition(":")[2] or 0)
+
+
+def visible_id(device: str, visible: str | None) -> str:
+    """How CUDA_VISIBLE_DEVICES names this process's cuda:N: the Nth entry of the variable when
+    it is set (an index, a UUID or a MIG id), else N itself."""
+    index = cuda_index(device)
+    entries = [v.strip() for v in (visible or "").split(",") if v.strip()]
+    if visible is not None and index < len(entries):
+        return entries[index]
+    return str(index)
+
+
+def worker_env(device: str) -> dict[str, str]:
+    """Environment for the sandbox workers of a process on `device`: a CUDA device is the only
+    one they see, so a candidate's `.cuda()`, `device='cuda'` or `cuda:0` lands on it too."""
+    if not device.startswith("cuda"):
+        return {}
+    return {"CUDA_VISIBLE_DEVICES": visible_id(device, os.environ.get("CUDA_VISIBLE_DEVICES"))}
+
+
+def worker_device(device: str) -> str:
+    """The name a sandbox worker (see worker_env) knows this process's device by."""
+    return "cuda:0" if device.startswith("cuda") else device
+
+
+def use_device(device: str) -> None:
+    """Make a CUDA device this process's current one, so that streams, events, graphs and the
+    profiler made without an explicit device (here or in a problem's code) land on it."""
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.set_device(cuda_index(device))
+
+
 def lock_path(device: str) -> Path:
     """One lock file per physical device on this host (CUDA_VISIBLE_DEVICES taken into account)."""
     name = device.replace(":", "")
-    if device.startswith("cuda"):
-        index = int(device.partition(":")[2] or 0)
-        visible = [v for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
-        if index < len(visible):
-            name = f"cuda-visible-{visible[index].strip()}"
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if device.startswith("cuda") and visible is not None:
+        name = f"cuda-visible-{visible_id(device, visible)}"
     return Path(tempfile.gettempdir()) / f"pytest-kernelbench-{name}.lock"
 
 

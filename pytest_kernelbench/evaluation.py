@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench import baselines, builds, correctness, faults, loading, roofline, timing, wire
-from pytest_kernelbench.devices import device_lock
+from pytest_kernelbench.devices import device_lock, use_device
 from pytest_kernelbench.discovery import Case
 from pytest_kernelbench.kernels import custom_kernels, launched_kernels
 from pytest_kernelbench.manifest import Entry
@@ -61,6 +61,7 @@ class Evaluator:
     def __init__(self, settings: Settings, device: str,
                  overrides: dict[tuple[int, int], Entry] | None = None):
         loading.use_exact_fp32()
+        use_device(device)
         self.settings = settings
         self.overrides = overrides or {}
         self.device = device
@@ -103,7 +104,8 @@ class Evaluator:
                 held_to = time.time()
             # Where the stage ran and when it held the device: a multi-GPU run's report shows
             # which GPU each worker used and that no timing overlapped other work on it.
-            outcome.record["placement"] = self.placement
+            outcome.record["placement"] = {**self.placement,
+                                           "worker_gpu_uuid": self.sandbox.worker_gpu}
             outcome.record["held"] = {**outcome.record.get("held", {}),
                                       stage: [round(held_from, 6), round(held_to, 6)]}
             self._done[key] = outcome
@@ -423,7 +425,8 @@ class Evaluator:
         """One request to the candidate's worker; its wall time is charged to the record."""
         assert case.candidate is not None
         header = {"op": op, "problem": str(case.problem.path), "candidate": str(case.candidate.path),
-                  "seed": self.settings.seed, "device": self.device, "mode": self.settings.mode,
+                  "seed": self.settings.seed, "device": self.sandbox.worker_device,
+                  "mode": self.settings.mode,
                   "env": self._candidate_env(case), **extra}
         started = time.perf_counter()
         reply = self.sandbox.request(header, timeout_s or self.settings.timeout_s)

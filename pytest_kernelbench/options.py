@@ -221,6 +221,13 @@ def add_options(parser: pytest.Parser) -> None:
         "machines (default: ~/.cache/pytest-kernelbench/extensions).",
     )
     group.addoption(
+        "--kb-costs", dest="kb_costs", metavar="REPORT", default=None,
+        help="under xdist, hand out the most expensive cases first, as an earlier JSON report "
+        "timed them; 'none' keeps the problem order (default: the --kb-report file, when an "
+        "earlier run left one; cases it does not know are estimated from their problem and "
+        "level).",
+    )
+    group.addoption(
         "--kb-report", dest="kb_report", metavar="PATH", default=None,
         help="write the JSON report here (default: ini kb_report, else "
         "reports/kernelbench.json); 'none' writes nothing.",
@@ -267,6 +274,7 @@ class Settings:
     retime_baseline: bool = False
     build_jobs: int | None = None  # None: one per CPU core, shared among xdist workers
     build_cache: Path | None = None
+    costs_path: Path | None = None  # an earlier report whose timings order cases under xdist
 
 
 def read_settings(config: pytest.Config) -> Settings | None:
@@ -308,6 +316,7 @@ def read_settings(config: pytest.Config) -> Settings | None:
         )
     problems_text, problems_base = path_option("kb_problems", "problems")
     report_text, report_base = path_option("kb_report", "reports/kernelbench.json")
+    report_path = None if report_text.lower() == "none" else report_base / report_text
     return Settings(
         problems_dir=_existing_dir(problems_text, problems_base, "--kb-problems"),
         candidate_dirs=candidate_dirs,
@@ -321,7 +330,7 @@ def read_settings(config: pytest.Config) -> Settings | None:
         mode=config.getoption("kb_mode") or "train",
         timeout_s=parsed_option("kb_timeout", parse_seconds, 300.0),
         seed=_default(config.getoption("kb_seed"), 42),
-        report_path=None if report_text.lower() == "none" else report_base / report_text,
+        report_path=report_path,
         time_budget_s=float(_benchmark_option(config, "benchmark_max_time", 1.0)),
         min_rounds=int(_benchmark_option(config, "benchmark_min_rounds", 5)),
         flag_speedup=_default(config.getoption("kb_flag_speedup"), 10.0),
@@ -334,6 +343,7 @@ def read_settings(config: pytest.Config) -> Settings | None:
         retime_baseline=bool(config.getoption("kb_retime_baseline")),
         build_jobs=config.getoption("kb_build_jobs"),
         build_cache=_optional_path(config.getoption("kb_build_cache"), cli_base),
+        costs_path=_costs_path(config.getoption("kb_costs"), cli_base, report_path),
     )
 
 
@@ -352,6 +362,18 @@ def _benchmark_option(config: pytest.Config, name: str, default):
 
 def _optional_path(text: str | None, base: Path) -> Path | None:
     return None if not text else (base / Path(text).expanduser()).resolve()
+
+
+def _costs_path(text: str | None, base: Path, report_path: Path | None) -> Path | None:
+    """--kb-costs as given (it must exist), else an earlier run's report when there is one."""
+    if text is None:
+        return report_path if report_path is not None and report_path.is_file() else None
+    if text.lower() == "none":
+        return None
+    path = (base / Path(text).expanduser()).resolve()
+    if not path.is_file():
+        raise pytest.UsageError(f"--kb-costs: no such file: {text}")
+    return path
 
 
 def _existing_dir(text: str, base: Path, option: str) -> Path:

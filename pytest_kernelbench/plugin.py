@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench import discovery, options, report, scoring
+from pytest_kernelbench import discovery, options, report, schedule, scoring
 from pytest_kernelbench.devices import bind_device
 from pytest_kernelbench.manifest import Entry, load_manifest
 from pytest_kernelbench.suite import STAGES
@@ -63,6 +63,7 @@ class KernelBenchRun:
         self.stages: dict[tuple, int] = {}  # the latest stage each record came from
         self.orphans: list[discovery.Candidate] = []  # candidate files that match no problem
         self.builds: list = []  # extension builds run ahead of the items (builds.Build)
+        self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
 
     @classmethod
     def start(cls, config: pytest.Config, settings: options.Settings) -> KernelBenchRun:
@@ -89,6 +90,12 @@ class KernelBenchRun:
                   discovery.pair(problems, sets), manifest)
         run.orphans = [c for found in sets.values()
                        for c in discovery.orphans(all_problems, found, settings.levels)]
+        if settings.costs_path is not None and hasattr(config, "workerinput"):
+            try:
+                run.costs = schedule.read_costs(settings.costs_path)
+            except schedule.CostsError as exc:
+                if config.getoption("kb_costs"):  # asked for by name: say so; else ignore it
+                    raise pytest.UsageError(f"--kb-costs: {exc}") from None
         return run
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -122,7 +129,12 @@ class KernelBenchRun:
                                                name=problem.key)
             module.stash[PROBLEM_KEY] = problem
             ours.extend(session.genitems(module))
-        case_order = {case: index for index, case in enumerate(self.cases)}
+        cases = self.cases
+        if hasattr(self.config, "workerinput"):
+            # xdist hands cases out in this order: the longest first, so no GPU is left with
+            # a long case at the end while the others idle.
+            cases = schedule.longest_first(cases, self.costs)
+        case_order = {case: index for index, case in enumerate(cases)}
         # Stages of one case run back to back, so the worker keeps the candidate loaded.
         ours.sort(key=lambda item: (case_order[item.callspec.params["kb_case"]],  # type: ignore[attr-defined]
                                     STAGES.index(item.originalname)))  # type: ignore[attr-defined]

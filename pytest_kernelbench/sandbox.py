@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import faults, wire
+from pytest_kernelbench import devices, faults, wire
 
 LOG_TAIL_BYTES = 2000
 # Starting the zygote (interpreter plus `import torch`) or a child is charged to no candidate.
@@ -43,23 +43,30 @@ class Reply:
     extra: dict = field(default_factory=dict)  # other decoded values, by header key
 
 
-def decode_reply(reply: dict, payload: memoryview) -> tuple[Any, dict]:
-    """The values a reply carries, decoded in the order the worker encoded them."""
+def decode_reply(reply: dict, payload: memoryview, device: str = "cpu") -> tuple[Any, dict]:
+    """The values a reply carries, decoded in the order the worker encoded them; tensors shared
+    over CUDA IPC are opened on `device`, this process's name for the worker's GPU."""
+    cuda = devices.cuda_index(device) if device.startswith("cuda") else None
     cursor = [0]
-    value = wire.decode_value(reply["output"], payload, cursor) if "output" in reply else None
+
+    def decode(tree: dict) -> Any:
+        return wire.decode_value(tree, payload, cursor, cuda)
+
+    value = decode(reply["output"]) if "output" in reply else None
     extra: dict = {}
     if "inputs_after" in reply:
-        extra["inputs_after"] = wire.decode_value(reply["inputs_after"], payload, cursor)
+        extra["inputs_after"] = decode(reply["inputs_after"])
     if "timed_outputs" in reply:
-        extra["timed_outputs"] = [wire.decode_value(item["output"], payload, cursor)
-                                  for item in reply["timed_outputs"]]
+        extra["timed_outputs"] = [decode(item["output"]) for item in reply["timed_outputs"]]
     return value, extra
 
 
 class Sandbox:
     def __init__(self, env: dict[str, str] | None = None, device: str = "cpu"):
-        self.env = {**os.environ, **(env or {})}
+        self.env = {**os.environ, **(env or {}), **devices.worker_env(device)}
         self.device = device
+        self.worker_device = devices.worker_device(device)  # the same GPU, as the worker names it
+        self.worker_gpu: str | None = None  # the GPU UUID the current worker reports
         self.log = tempfile.NamedTemporaryFile(prefix="kb-worker-", suffix=".log", delete=False)
         self.zygote: subprocess.Popen | None = None
         self.control: socket.socket | None = None
@@ -96,7 +103,7 @@ class Sandbox:
             details = (reply.get("details") or "") + (f"\n--- worker output ---\n{log}" if log else "")
             return Fault(reply.get("status", faults.RUNTIME_ERROR), reply.get("error", ""), details)
         try:
-            value, extra = decode_reply(reply, payload)
+            value, extra = decode_reply(reply, payload, self.device)
         except (ValueError, RuntimeError, KeyError, TypeError) as exc:
             return Fault(faults.STRUCTURE_MISMATCH, f"unreadable output: {exc}")
         return Reply(reply, value, wall_s, extra)
@@ -153,7 +160,10 @@ class Sandbox:
             wire.read_message(self.from_child)
         except (EOFError, OSError):
             return self._lost(log_start)
-        self.cuda_ipc = self.device.startswith("cuda") and self._probe_cuda_ipc()
+        try:
+            self.cuda_ipc = self.device.startswith("cuda") and self._probe_cuda()
+        except (EOFError, OSError):
+            return self._lost(log_start)
         return None
 
     def _start_zygote(self) -> None:
@@ -183,16 +193,28 @@ class Sandbox:
         word, _, number = line.decode().strip().partition(" ")
         return int(number) if word == answer else None
 
-    def _probe_cuda_ipc(self) -> bool:
+    def _probe_cuda(self) -> bool:
+        """Check that the new worker's GPU is this process's, and whether CUDA IPC works.
+
+        A worker on another GPU would time and judge work this process never sees: that is
+        an error of the harness (raised), never a verdict on the candidate.
+        """
         import torch
 
+        wire.write_message(self.to_child, {"op": "ipc_probe", "device": self.worker_device})
+        if not self._wait_readable(STARTUP_TIMEOUT_S):
+            return False
+        reply, payload = wire.read_message(self.from_child)
+        self.worker_gpu = reply.get("gpu_uuid")
+        ours = str(torch.cuda.get_device_properties(self.device).uuid)
+        if self.worker_gpu != ours:
+            raise RuntimeError(f"the sandbox worker runs on GPU {self.worker_gpu}, not on "
+                               f"{self.device} ({ours}); CUDA_VISIBLE_DEVICES="
+                               f"{self.env.get('CUDA_VISIBLE_DEVICES')!r}")
         try:
-            wire.write_message(self.to_child, {"op": "ipc_probe", "device": self.device})
-            if not self._wait_readable(STARTUP_TIMEOUT_S):
-                return False
-            reply, payload = wire.read_message(self.from_child)
-            value = wire.decode_value(reply["output"], payload, [0])
-            expected = torch.arange(64, dtype=torch.float32, device=value.device)
+            cuda = devices.cuda_index(self.device)
+            value = wire.decode_value(reply["output"], payload, [0], cuda)
+            expected = torch.arange(64, dtype=torch.float32, device=self.device)
             return bool(torch.equal(value, expected))
         except Exception:  # noqa: BLE001 - any failure means: send bytes instead
             return False

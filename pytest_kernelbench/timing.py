@@ -166,17 +166,18 @@ def capture_graph(fn: Callable[[], object], device: str) -> Callable[[], object]
     """
     import torch
 
-    side = torch.cuda.Stream(device)
-    side.wait_stream(torch.cuda.current_stream(device))
-    with torch.cuda.stream(side):  # warm-up off the default stream, as capture requires
-        for _ in range(GRAPH_REPLAYS_TO_WARM):
-            fn()
-    torch.cuda.current_stream(device).wait_stream(side)
-    torch.cuda.synchronize(device)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        output = fn()
-    torch.cuda.synchronize(device)
+    with torch.cuda.device(device):  # the graph's pool and capture stream live on this device
+        side = torch.cuda.Stream(device)
+        side.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(side):  # warm-up off the default stream, as capture requires
+            for _ in range(GRAPH_REPLAYS_TO_WARM):
+                fn()
+        torch.cuda.current_stream(device).wait_stream(side)
+        torch.cuda.synchronize(device)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            output = fn()
+        torch.cuda.synchronize(device)
 
     def replay() -> object:
         graph.replay()
@@ -324,9 +325,12 @@ class _CudaTimer:
         self.end = torch.cuda.Event(enable_timing=True)
 
     def time(self, fn: Callable[[], object]) -> tuple[float, object]:
+        # Events go on the timed device's stream, whatever device is current: an event on an
+        # idle stream of another GPU would time nothing.
+        stream = self.torch.cuda.current_stream(self.device)
         self.flush.zero_()
-        self.start.record()
+        self.start.record(stream)
         output = fn()
-        self.end.record()
+        self.end.record(stream)
         self.torch.cuda.synchronize(self.device)
         return self.start.elapsed_time(self.end) / 1e3, output

@@ -81,8 +81,13 @@ def encode_value(value: Any, blobs: list[bytes], keep_alive: list | None = None)
     return {"kind": "other", "type": type(value).__name__}
 
 
-def decode_value(tree: dict, payload: memoryview, offset: list[int]) -> Any:
-    """Inverse of encode_value; offset is a one-element cursor into payload."""
+def decode_value(tree: dict, payload: memoryview, offset: list[int],
+                 cuda_device: int | None = None) -> Any:
+    """Inverse of encode_value; offset is a one-element cursor into payload.
+
+    CUDA IPC tensors are opened on cuda_device, the receiver's index of the sender's GPU (the
+    sender may number its GPUs differently); None takes the sender's index.
+    """
     import torch
 
     kind = tree["kind"]
@@ -101,9 +106,9 @@ def decode_value(tree: dict, payload: memoryview, offset: list[int]) -> Any:
         shape = [int(n) for n in tree["shape"]]
         return raw.view(dtype).reshape(shape)
     if kind == "cuda_ipc":
-        return _open_cuda(tree)
+        return _open_cuda(tree, int(tree["device"]) if cuda_device is None else cuda_device)
     if kind in ("list", "tuple"):
-        items = [decode_value(item, payload, offset) for item in tree["items"]]
+        items = [decode_value(item, payload, offset, cuda_device) for item in tree["items"]]
         return items if kind == "list" else tuple(items)
     if kind == "value":
         return tree["value"]
@@ -125,7 +130,7 @@ def _share_cuda(value, keep_alive: list) -> dict:
     }
 
 
-def _open_cuda(tree: dict):
+def _open_cuda(tree: dict, index: int):
     """Map a tensor shared by another process and copy it into memory of our own."""
     import torch
 
@@ -133,12 +138,12 @@ def _open_cuda(tree: dict):
     if not isinstance(dtype, torch.dtype):
         raise ValueError(f"unknown dtype {tree['dtype']!r}")
     shape = [int(n) for n in tree["shape"]]
-    device = torch.device("cuda", int(tree["device"]))
+    device = torch.device("cuda", index)
     if int(tree["size_bytes"]) == 0:
         return torch.empty(shape, dtype=dtype, device=device)
     torch.cuda._lazy_init()
     storage = torch.UntypedStorage._new_shared_cuda(
-        int(tree["device"]), _unb64(tree["handle"]), int(tree["size_bytes"]),
+        index, _unb64(tree["handle"]), int(tree["size_bytes"]),
         int(tree["offset_bytes"]), _unb64(tree["counter_handle"]), int(tree["counter_offset"]),
         _unb64(tree["event_handle"]), bool(tree["event_sync"]))
     view = torch.empty(0, dtype=dtype, device=device)

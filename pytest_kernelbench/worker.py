@@ -50,7 +50,9 @@ class Worker:
                 import torch
 
                 probe = torch.arange(64, dtype=torch.float32, device=request["device"])
-                return {"ok": True, "output": wire.encode_value(probe, [], self.shared)}, []
+                gpu = str(torch.cuda.get_device_properties(probe.device).uuid)
+                return {"ok": True, "gpu_uuid": gpu,
+                        "output": wire.encode_value(probe, [], self.shared)}, []
             loaded = self.load(request)
             if op == "load":
                 return {"ok": True}, []

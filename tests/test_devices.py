@@ -4,7 +4,15 @@ import fcntl
 
 import pytest
 
-from pytest_kernelbench.devices import bind_device, device_lock, lock_path, timing_overlaps
+from pytest_kernelbench.devices import (
+    bind_device,
+    device_lock,
+    lock_path,
+    timing_overlaps,
+    visible_id,
+    worker_device,
+    worker_env,
+)
 
 
 @pytest.mark.parametrize(("device", "worker", "count", "expected"), [
@@ -23,6 +31,24 @@ def test_lock_files_name_the_physical_device(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
     assert lock_path("cuda:1").name == "pytest-kernelbench-cuda-visible-5.lock"
     assert lock_path("cpu").name == "pytest-kernelbench-cpu.lock"
+
+
+@pytest.mark.parametrize(("device", "visible", "expected"), [
+    ("cuda:1", None, "1"),                  # every GPU visible: the index is the GPU
+    ("cuda", None, "0"),
+    ("cuda:1", "3,5", "5"),                 # the parent sees a subset: its entry for cuda:1
+    ("cuda:0", "GPU-8f1c,GPU-77aa", "GPU-8f1c"),  # UUIDs stay UUIDs
+])
+def test_a_sandbox_worker_sees_exactly_its_pytest_process_gpu(device, visible, expected):
+    assert visible_id(device, visible) == expected
+
+
+def test_sandbox_workers_of_a_cuda_process_see_one_gpu_as_cuda0(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert worker_env("cuda:1") == {"CUDA_VISIBLE_DEVICES": "3"}
+    assert worker_device("cuda:1") == "cuda:0"
+    assert worker_env("cpu") == {}
+    assert worker_device("cpu") == "cpu"
 
 
 def test_timing_holds_the_device_alone(tmp_path, monkeypatch):

@@ -54,7 +54,8 @@ def test_help_lists_every_option(kb):
                  "--kb-mode=MODE", "--kb-timeout=SECONDS", "--kb-report=PATH",
                  "--kb-tags=TAG[,TAG]", "--kb-seed=N", "--kb-timing=HOW", "--kb-rse=X",
                  "--kb-baseline=B", "--kb-baseline-cache=DIR", "--kb-baseline-max-age=HOURS",
-                 "--kb-retime-baseline", "--kb-build-jobs=N", "--kb-build-cache=DIR"]:
+                 "--kb-retime-baseline", "--kb-build-jobs=N", "--kb-build-cache=DIR",
+                 "--kb-costs=REPORT"]:
         assert name in text
 
 
@@ -65,6 +66,7 @@ def test_help_lists_every_option(kb):
     (["--kb-candidates=no/such/set"], "*--kb-candidates: no such folder: no/such/set*"),
     (["--kb-timing=cupti"], "*--kb-timing: timing must be events, graph or auto*"),
     (["--kb-baseline=compile:fast"], "*--kb-baseline: unknown baseline 'compile:fast'*"),
+    (["--kb-costs=no/such.json"], "*--kb-costs: no such file: no/such.json*"),
 ])
 def test_bad_options_are_one_line_usage_errors(kb, args, message):
     result = kb.run("good", args=tuple(args))

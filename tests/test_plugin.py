@@ -63,7 +63,8 @@ def test_the_json_report_holds_environment_config_and_one_record_per_sample(kb):
     assert scale["timing"] == "events" and scale["timing_stopped"] in {"rse", "budget"}
     assert scale["candidate_stats"]["n"] >= 2 and scale["candidate_stats"]["rse"] >= 0
     assert {"load", "run", "time", "burst"} <= set(scale["harness_s"])
-    assert scale["placement"] == {"worker": None, "device": "cpu", "gpu_uuid": None}
+    assert scale["placement"] == {"worker": None, "device": "cpu", "gpu_uuid": None,
+                                  "worker_gpu_uuid": None}
     held = scale["held"]
     assert set(held) == {"compile", "correct", "speed"}
     assert all(start <= end for start, end in held.values())

@@ -1,5 +1,6 @@
 """Swish in one Triton pass: eager runs sigmoid and multiply as two kernels (four passes over
 memory); this reads x once and writes the result once."""
+# expect: passed  (what the harness must say; benchmarks/expected_verdicts.py)
 
 import torch
 import torch.nn as nn

@@ -1,5 +1,6 @@
 """Softsign as one CUDA kernel: eager runs abs, add and divide as three kernels (six passes over
 memory); this reads x once and writes the result once, four floats per thread."""
+# expect: passed  (what the harness must say; benchmarks/expected_verdicts.py)
 
 import torch
 import torch.nn as nn

@@ -1,4 +1,5 @@
 """Fault: an out-of-range gather trips a device-side assert."""
+# expect: cuda_error  (what the harness must say; benchmarks/expected_verdicts.py)
 
 import torch
 import torch.nn as nn

@@ -1,4 +1,5 @@
 """Fallback: 'builds' a kernel, fails, and silently runs PyTorch instead (torch_only)."""
+# expect: passed|slower|torch_only  (what the harness must say; benchmarks/expected_verdicts.py)
 
 import torch
 import torch.nn as nn

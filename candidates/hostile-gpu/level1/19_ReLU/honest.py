@@ -1,5 +1,6 @@
 # Honest: the eager reference, run after the faults above on a fresh worker.
 """Elementwise ReLU activation."""
+# expect: passed|slower  (what the harness must say; benchmarks/expected_verdicts.py)
 
 import torch
 import torch.nn as nn

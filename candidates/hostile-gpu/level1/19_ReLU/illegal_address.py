@@ -1,4 +1,5 @@
 """Fault: a CUDA kernel that writes far outside its buffer (illegal memory access)."""
+# expect: cuda_error  (what the harness must say; benchmarks/expected_verdicts.py)
 
 import torch
 import torch.nn as nn

@@ -1,4 +1,5 @@
 """Fault: asks the GPU for far more memory than it has."""
+# expect: out_of_memory  (what the harness must say; benchmarks/expected_verdicts.py)
 
 import torch
 import torch.nn as nn

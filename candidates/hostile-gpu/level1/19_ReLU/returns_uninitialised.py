@@ -1,4 +1,5 @@
 """Cheat: hopes that fresh device memory still holds the reference's answer."""
+# expect: mismatch|cheat  (what the harness must say; benchmarks/expected_verdicts.py)
 
 import torch
 import torch.nn as nn

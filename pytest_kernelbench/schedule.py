@@ -1,0 +1,62 @@
+"""The order in which cases reach xdist workers: the most expensive first.
+
+xdist hands a free worker the next case in collection order, so a long case picked up last
+keeps one GPU busy while the others idle. Sorting cases longest first (the classic LPT rule)
+leaves only short cases for the end. What a case costs is read from an earlier JSON report
+(how long its stages held the device); a case the report does not know costs what other
+samples of its problem, else its level's known cases, cost at the median; with no report at
+all, deeper levels go first.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_kernelbench.discovery import Case
+
+# Without any measurement: a rough cost per level in seconds (architectures outweigh operators).
+LEVEL_GUESS_S = {1: 2.0, 2: 3.0, 3: 8.0}
+
+
+class CostsError(Exception):
+    """A costs report that cannot be read; the message names the file."""
+
+
+def read_costs(path: Path) -> dict[tuple, float]:
+    """Seconds per (set, level, problem id, sample), from the `held` windows of each record."""
+    try:
+        records = json.loads(path.read_text())["results"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CostsError(f"{path}: not a kernelbench JSON report ({exc})") from None
+    costs = {}
+    for record in records:
+        windows = [w for w in (record.get("held") or {}).values() if len(w) == 2]
+        if windows:
+            key = (record["candidate_set"], record["level"], record["problem_id"], record["sample"])
+            costs[key] = max(w[1] for w in windows) - min(w[0] for w in windows)
+    return costs
+
+
+def expected_cost(case: Case, costs: dict[tuple, float]) -> float:
+    """What a case is expected to cost, in seconds (see the module docstring)."""
+    if case.candidate is None:
+        return 0.0  # reported missing at once
+    level, pid = case.problem.level, case.problem.problem_id
+    known = costs.get((case.set_name, level, pid, case.sample))
+    if known is not None:
+        return known
+    same_problem = [s for (_, lv, p, _), s in costs.items() if (lv, p) == (level, pid)]
+    if same_problem:
+        return statistics.median(same_problem)
+    same_level = [s for (_, lv, _, _), s in costs.items() if lv == level]
+    if same_level:
+        return statistics.median(same_level)
+    return LEVEL_GUESS_S.get(level, max(LEVEL_GUESS_S.values()))
+
+
+def longest_first(cases: Sequence[Case], costs: dict[tuple, float]) -> list[Case]:
+    """Cases by expected cost, highest first; ties keep their order (stable sort)."""
+    return sorted(cases, key=lambda case: -expected_cost(case, costs))

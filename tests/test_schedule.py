@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_kernelbench.discovery import Candidate, Case, Problem
+from pytest_kernelbench.schedule import CostsError, expected_cost, longest_first, read_costs
+
+
+def _case(level: int, pid: int, set_name: str = "a", candidate: bool = True) -> Case:
+    problem = Problem(level, pid, f"P{pid}", Path(f"level{level}/{pid}_P{pid}.py"))
+    found = Candidate(set_name, level, pid, "s0", Path(f"{set_name}/{pid}.py")) if candidate else None
+    return Case(problem, set_name, "s0", found)
+
+
+def _record(level: int, pid: int, seconds: float, set_name: str = "a") -> dict:
+    return {"candidate_set": set_name, "level": level, "problem_id": pid, "sample": "s0",
+            "held": {"compile": [100.0, 101.0], "correct": [100.5, 102.0],
+                     "speed": [102.0, 100.0 + seconds]}}
+
+
+def test_a_case_costs_the_span_its_stages_held_the_device(tmp_path):
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"results": [_record(1, 3, 7.5),
+                                              {"candidate_set": "a", "level": 1,
+                                               "problem_id": 4, "sample": "s0"}]}))
+    assert read_costs(report) == {("a", 1, 3, "s0"): 7.5}  # a record never run costs nothing known
+
+
+def test_an_unreadable_costs_report_names_its_file(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(CostsError, match="bad.json: not a kernelbench JSON report"):
+        read_costs(bad)
+
+
+def test_unknown_cases_cost_what_their_problem_or_level_costs_elsewhere():
+    costs = {("a", 1, 1, "s0"): 4.0, ("b", 1, 1, "s0"): 6.0, ("a", 1, 2, "s0"): 1.0,
+             ("a", 2, 9, "s0"): 30.0}
+    assert expected_cost(_case(1, 1, "a"), costs) == 4.0           # its own record
+    assert expected_cost(_case(1, 1, "new"), costs) == 5.0         # the problem in other sets
+    assert expected_cost(_case(1, 7), costs) == pytest.approx(4.0)  # level 1's median
+    assert expected_cost(_case(3, 1), costs) > 0                    # nothing known: a guess
+    assert expected_cost(_case(2, 9, candidate=False), costs) == 0.0  # missing: reported at once
+
+
+def test_xdist_gets_the_longest_cases_first():
+    cases = [_case(1, 1), _case(1, 2), _case(2, 1), _case(3, 1)]
+    costs = {("a", 1, 1, "s0"): 2.0, ("a", 1, 2, "s0"): 40.0, ("a", 2, 1, "s0"): 2.0,
+             ("a", 3, 1, "s0"): 9.0}
+    order = longest_first(cases, costs)
+    assert [(c.problem.level, c.problem.problem_id) for c in order] == [(1, 2), (3, 1), (1, 1), (2, 1)]
+    # with no report at all, deeper levels first, the rest in problem order
+    assert [c.problem.level for c in longest_first(cases, {})] == [3, 2, 1, 1]
