@@ -55,11 +55,12 @@ def seed_everything(seed: int) -> None:
 
 
 def make_init_args(problem: ModuleType, seed: int, device: str) -> list[Any]:
+    """The constructor's arguments, drawn on the CPU (as for the weights) and then moved."""
     import torch
 
     seed_everything(seed)
-    with torch.device(device):
-        return list(problem.get_init_inputs())
+    args = list(problem.get_init_inputs())
+    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in args]
 
 
 def make_inputs(problem: ModuleType, seed: int, device: str) -> list[Any]:
@@ -73,13 +74,17 @@ def make_inputs(problem: ModuleType, seed: int, device: str) -> list[Any]:
 
 
 def build_model(cls: type, init_args: list[Any], seed: int, device: str, mode: str):
-    """Seed, construct on the device, and put in eval or train mode."""
-    import torch
+    """Seed, construct on the CPU, move to the device, and put in eval or train mode.
 
+    Weights are drawn from the CPU generator, as upstream KernelBench draws them: a candidate
+    that makes its parameters another way (the legacy `torch.Tensor(...)` constructor, always
+    on the CPU, initialised the way `nn.Linear` does) gets the reference's weights here exactly
+    when it gets them there. Constructing under the device would draw the reference's weights
+    from the device's generator instead, and fail such a candidate for weights, not for its
+    kernel.
+    """
     seed_everything(seed)
-    with torch.device(device):
-        model = cls(*init_args)
-    model = model.to(device)
+    model = cls(*init_args).to(device)
     model.train(mode == "train")
     return model
 

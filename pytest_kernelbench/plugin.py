@@ -8,6 +8,7 @@ import pytest
 
 from pytest_kernelbench import discovery, options, report, schedule, scoring
 from pytest_kernelbench.devices import bind_device
+from pytest_kernelbench.integrity import ProblemDigests
 from pytest_kernelbench.manifest import Entry, load_manifest
 from pytest_kernelbench.suite import STAGES
 
@@ -42,7 +43,7 @@ def kb_evaluator(request: pytest.FixtureRequest):
     from pytest_kernelbench.evaluation import Evaluator
 
     run = request.config.stash[RUN_KEY]
-    evaluator = Evaluator(run.settings, run.device, run.manifest)
+    evaluator = Evaluator(run.settings, run.device, run.manifest, run.problem_digests)
     yield evaluator
     evaluator.close()
 
@@ -64,6 +65,8 @@ class KernelBenchRun:
         self.orphans: list[discovery.Candidate] = []  # candidate files that match no problem
         self.builds: list = []  # extension builds run ahead of the items (builds.Build)
         self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
+        # Hashed before any candidate runs; checked before every stage (see integrity.py).
+        self.problem_digests = ProblemDigests([problem.path for problem in problems])
 
     @classmethod
     def start(cls, config: pytest.Config, settings: options.Settings) -> KernelBenchRun:

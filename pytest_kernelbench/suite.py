@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_kernelbench.evaluation import Outcome
+from pytest_kernelbench.integrity import ProblemChanged
 
 STAGES = ("test_compile", "test_correct", "test_speed")
 
@@ -27,19 +28,27 @@ def settle(request: pytest.FixtureRequest, outcome: Outcome) -> None:
         pytest.fail(f"[{outcome.status}] {outcome.message}", pytrace=False)
 
 
+def run_stage(stage, case) -> Outcome:
+    """One stage; a problem file that changed under the run stops the whole run."""
+    try:
+        return stage(case)
+    except ProblemChanged as exc:
+        pytest.exit(str(exc), returncode=pytest.ExitCode.INTERRUPTED)
+
+
 @pytest.mark.kb_compile
 def test_compile(kb_case, kb_evaluator, request):
-    settle(request, kb_evaluator.compile(kb_case))
+    settle(request, run_stage(kb_evaluator.compile, kb_case))
 
 
 @pytest.mark.kb_correct
 def test_correct(kb_case, kb_evaluator, request):
-    settle(request, kb_evaluator.correct(kb_case))
+    settle(request, run_stage(kb_evaluator.correct, kb_case))
 
 
 @pytest.mark.kb_speed
 def test_speed(kb_case, kb_evaluator, request):
-    outcome = kb_evaluator.speed(kb_case)
+    outcome = run_stage(kb_evaluator.speed, kb_case)
     if outcome.candidate_samples_s:
         record_benchmark(request, kb_case, outcome)
     settle(request, outcome)

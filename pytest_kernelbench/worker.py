@@ -158,10 +158,13 @@ class Worker:
                 "rounds": measured.rounds, "timed_outputs": checked}, blobs
 
     def burst(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
-        """Back-to-back candidate calls for the pytest process to time with its own clock."""
+        """Back-to-back calls for the pytest process to time with its own clock: the
+        candidate's, or (`side: baseline`) the baseline's in this same process."""
         device = request["device"]
         sets = self.input_sets(loaded, request)
-        guarded(lambda: timing.run_burst(loaded.model, sets, request["calls"], device),
+        model = self.reference_model(loaded, request) if request.get("side") == "baseline" \
+            else loaded.model
+        guarded(lambda: timing.run_burst(model, sets, request["calls"], device),
                 "forward", request["candidate"])
         return {"ok": True}, []
 

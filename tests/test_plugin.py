@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from pytest_kernelbench.devices import timing_overlaps
 
 STAGES = ("test_compile", "test_correct", "test_speed")
+EXAMPLES = Path(__file__).parent / "examples"
 
 
 def test_items_are_listed_with_readable_ids(kb):
@@ -94,7 +96,8 @@ def test_cached_baselines_are_reused_until_retimed(kb, tmp_path):
     stored = next(cache.glob("*.json")).read_text()
     kb.run("good", args=(*args, "-k", "1_Scale"))
     assert next(cache.glob("*.json")).read_text() == stored  # read, not timed again
-    assert kb.records()[("good", 1, "s0")]["baseline_time"] == first["baseline_time"]
+    # the same samples (the speedup may still be bounded by the harness's clock on a CPU)
+    assert kb.records()[("good", 1, "s0")]["baseline_stats"] == first["baseline_stats"]
     kb.run("good", args=(*args, "-k", "1_Scale", "--kb-retime-baseline"))
     assert next(cache.glob("*.json")).read_text() != stored
 
@@ -261,6 +264,7 @@ HOSTILE = {
     "reuses_output_buffer": ("test_speed", "cheat", "output of a timed call is wrong"),
     "returns_subclass": ("test_correct", "cheat", "not a plain torch.Tensor"),
     "finishes_in_background": ("test_correct", "mismatch", "differ"),
+    "caches_by_shape": ("test_correct", "cheat", "answer for the inputs of trial 0"),
 }
 
 
@@ -316,6 +320,34 @@ def test_a_candidate_that_slows_the_clock_is_caught_by_the_harness_clock(kb):
     assert record["status"] == "cheat"
     assert "candidate time does not add up" in record["error"]
     assert record["speedup"] is None
+
+
+def test_on_a_cpu_a_shifted_clock_buys_no_speedup(kb):
+    result = kb.run("shifted_clock", problems="timing_problems",
+                    args=("--kb-trials=1", "--kb-p=1.25"))
+    record = kb.records()[("shifted_clock", 1, "s0")]
+    # It reports about 1.8x against the eager ReLU it runs; the harness's clock sees about 1x,
+    # and bounds the speedup (slower), unless the gap is large enough to be a cheat outright.
+    result.stdout.fnmatch_lines(["FAILED level1/1_WideReLU::test_speed[[]shifted_clock-s0[]]"
+                                 " - Failed: [[]*[]]*"])
+    assert record["correct"] and (record["status"] == "cheat" or record["speedup"] < 1.25)
+
+
+def test_a_problem_file_changed_by_a_candidate_stops_the_run_and_keeps_what_was_measured(kb):
+    problems = kb.pytester.path / "problems"
+    shutil.copytree(EXAMPLES / "problems", problems)  # the candidate writes to this copy
+    result = kb.pytester.runpytest(
+        *kb.plugin_args, f"--kb-problems={problems}", "--kb-report=report.json",
+        f"--kb-candidates={EXAMPLES / 'candidates' / 'tampers'}", "--kb-level=1",
+        "--kb-trials=1", "--kb-p=0", "--benchmark-max-time=0.001", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*3_WideSoftmax.py: the problem file changed during the run*"
+                                 "last case evaluated in this process was "
+                                 "level1/2_ReLU[[]tampers-s0[]]*"])
+    # The honest ReLU it also was is judged and reported; nothing ran on the changed problem.
+    records = kb.records()
+    assert records[("tampers", 2, "s0")]["status"] == "passed"
+    assert ("tampers", 3, "s0") not in records
 
 
 def test_a_candidate_file_that_matches_no_problem_is_named_in_the_summary(kb):

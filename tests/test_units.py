@@ -4,8 +4,9 @@ timing statistics and plausibility."""
 from __future__ import annotations
 
 import pytest
+import torch
 
-from pytest_kernelbench import faults, timing
+from pytest_kernelbench import faults, loading, timing
 from pytest_kernelbench.evaluation import worth_profiling
 from pytest_kernelbench.kernels import custom_kernels
 from pytest_kernelbench.plugin import case_scope
@@ -98,3 +99,32 @@ def test_the_items_of_one_case_share_a_scheduling_scope():
     assert {case_scope(nodeid) for nodeid in stages} == {"level1/1_Scale[good-s0]"}
     assert case_scope("level1/1_Scale::test_speed[good-s1]") != case_scope(stages[0])
     assert case_scope("tests/test_x.py::test_plain") == "tests/test_x.py::test_plain"
+
+
+class _RecordsWhereItWasBuilt(torch.nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.built_on = torch.empty(0).device.type  # where a bare tensor lands while constructing
+        self.linear = torch.nn.Linear(width, width)
+
+
+class _LegacyLinear(torch.nn.Module):
+    """Parameters from the legacy CPU-only constructor, initialised as nn.Linear does."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.Tensor(width, width))
+        self.bias = torch.nn.Parameter(torch.Tensor(width))
+        torch.nn.init.kaiming_uniform_(self.weight, a=5 ** 0.5)
+        bound = 1 / width ** 0.5
+        torch.nn.init.uniform_(self.bias, -bound, bound)
+
+
+def test_models_are_built_on_the_cpu_and_then_moved_to_the_device():
+    # 'meta' stands in for a GPU: the weights must come from the CPU generator either way.
+    model = loading.build_model(_RecordsWhereItWasBuilt, [8], 42, "meta", "train")
+    assert model.built_on == "cpu" and model.linear.weight.device.type == "meta"
+    reference = loading.build_model(_RecordsWhereItWasBuilt, [8], 42, "cpu", "train")
+    legacy = loading.build_model(_LegacyLinear, [8], 42, "cpu", "train")
+    assert torch.equal(reference.linear.weight, legacy.weight)
+    assert torch.equal(reference.linear.bias, legacy.bias)
