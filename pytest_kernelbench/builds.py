@@ -196,9 +196,55 @@ def _finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> N
         build.message = f"no result within {timeout_s:g} s" if overdue else faults.one_line(first)
 
 
+EXTENSION_STATES = ("none", "built", "cached", "failed", "not_loaded")
+
+
+def extension_status(folder: Path, loaded: list[str], since_s: float,
+                     worker_log: str) -> tuple[str, str | None]:
+    """(state, compiler error) of a candidate's own extension, as the record reports it.
+
+    built / cached: its library is loaded (built at or after since_s, or before); not_loaded:
+    a library was built but the candidate never loaded it; failed: nothing was built, with the
+    first compiler lines from the build log or the worker's output. A candidate whose own
+    extension failed or went unloaded and that still passes ran PyTorch instead.
+    """
+    if loaded:
+        fresh = any(Path(lib).stat().st_mtime >= since_s for lib in loaded if Path(lib).exists())
+        return ("built" if fresh else "cached"), None
+    if any(folder.rglob("*.so")):
+        return "not_loaded", None
+    log = (folder / LOG_FILE).read_text(errors="replace") if (folder / LOG_FILE).exists() else ""
+    errors = faults.first_error_lines(log + "\n" + worker_log, limit=3)
+    return "failed", (faults.one_line(errors) if errors else None)
+
+
+def echo_build_errors() -> None:
+    """Print the compiler's output when an extension build fails, before torch turns it into
+    an exception that a candidate's own try/except may swallow: the record can then say why a
+    candidate runs without its kernel. (Wraps torch's private ninja runner, where it exists.)
+    """
+    import torch.utils.cpp_extension as cpp_extension
+
+    run = getattr(cpp_extension, "_run_ninja_build", None)
+    if run is None or getattr(run, "kb_echoes", False):
+        return
+
+    def echoing(*args, **kwargs):
+        try:
+            return run(*args, **kwargs)
+        except RuntimeError as exc:
+            print(exc, file=sys.stderr, flush=True)
+            raise
+
+    echoing.kb_echoes = True  # type: ignore[attr-defined]
+    cpp_extension._run_ninja_build = echoing
+
+
 def main(argv: list[str]) -> int:
     """Import one candidate file, which builds its extension; report one line on failure."""
     from pytest_kernelbench.loading import import_file
+
+    echo_build_errors()
 
     try:
         import_file(Path(argv[1]), "kb_build")

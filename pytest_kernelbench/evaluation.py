@@ -65,12 +65,13 @@ def needs_cuda(source: str) -> bool:
 class Evaluator:
     def __init__(self, settings: Settings, device: str,
                  overrides: dict[tuple[int, int], Entry] | None = None,
-                 problem_digests: ProblemDigests | None = None):
+                 problem_digests: ProblemDigests | None = None, started_s: float = 0.0):
         loading.use_exact_fp32()
         use_device(device)
         self.settings = settings
         self.overrides = overrides or {}
         self.problem_digests = problem_digests
+        self.started_s = started_s or time.time()  # builds made since then are this run's
         self._last_case: str | None = None  # named when a problem file changes under us
         self.device = device
         env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
@@ -135,8 +136,15 @@ class Evaluator:
             return Outcome(faults.UNSUPPORTED_DEVICE, message, skipped=True, record=record)
         record["static_scan"] = scan_source(source)
         folder = Path(self._candidate_env(case)["TORCH_EXTENSIONS_DIR"])
-        with builds.holding(folder) if builds.needs_build(source) else contextlib.nullcontext():
+        builds_one = builds.needs_build(source)
+        with builds.holding(folder) if builds_one else contextlib.nullcontext():
             reply = self._ask(record, "load", case)
+        record.update(extension="none", extension_error=None)
+        if builds_one:
+            loaded = [] if isinstance(reply, Fault) else reply.header.get("extensions") or []
+            log = reply.details if isinstance(reply, Fault) else reply.log
+            state, error = builds.extension_status(folder, loaded, self.started_s, log)
+            record.update(extension=state, extension_error=error)
         if isinstance(reply, Fault):
             record.update(compiled=False, correct=False, status=reply.status, error=reply.message)
             return Outcome(reply.status, reply.message, reply.details, record=record)
@@ -158,6 +166,12 @@ class Evaluator:
                 record.update(correct=False, status=reply.status, error=message)
                 return Outcome(reply.status, message, reply.details, record=record)
             budget = max(budget - reply.wall_s, 0.001)
+            if record.get("extension") in ("failed", "not_loaded") \
+                    and reply.header.get("extensions"):  # built or loaded at its first call
+                state, _ = builds.extension_status(
+                    Path(self._candidate_env(case)["TORCH_EXTENSIONS_DIR"]),
+                    reply.header["extensions"], self.started_s, "")
+                record.update(extension=state, extension_error=None)
             verdict = self._judge(case, expected, reply.value) \
                 or self._judge_inputs(case, seed, reply.extra.get("inputs_after"))
             if verdict is not None and verdict.status == faults.MISMATCH:
@@ -603,6 +617,8 @@ def base_record(case: Case) -> dict:
         "candidate_time": None,
         "status": None,
         "error": None,
+        "extension": None,
+        "extension_error": None,
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,8 @@ def kb_evaluator(request: pytest.FixtureRequest):
     from pytest_kernelbench.evaluation import Evaluator
 
     run = request.config.stash[RUN_KEY]
-    evaluator = Evaluator(run.settings, run.device, run.manifest, run.problem_digests)
+    evaluator = Evaluator(run.settings, run.device, run.manifest, run.problem_digests,
+                          run.started_s)
     yield evaluator
     evaluator.close()
 
@@ -67,6 +69,7 @@ class KernelBenchRun:
         self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
         # Hashed before any candidate runs; checked before every stage (see integrity.py).
         self.problem_digests = ProblemDigests([problem.path for problem in problems])
+        self.started_s = time.time()  # before the builds: what they build counts as this run's
 
     @classmethod
     def start(cls, config: pytest.Config, settings: options.Settings) -> KernelBenchRun:
@@ -211,6 +214,8 @@ class KernelBenchRun:
                     f"id {orphan.problem_id}) and was not evaluated", yellow=True)
             for line in report.render_table(rows, self.settings.p).splitlines():
                 terminalreporter.write_line(line)
+            for line in report.fallback_lines(records):
+                terminalreporter.write_line(line, yellow=True)
         path = self.settings.report_path
         if path is not None:
             document = report.build_report(records, rows, self.settings, self.device,

@@ -41,6 +41,21 @@ def render_table(rows: list[SetSummary], p: float) -> str:
     return tabulate(body, headers=headers, tablefmt="github", disable_numparse=True)
 
 
+def fallback_lines(records: list[dict]) -> list[str]:
+    """One line per correct candidate whose own extension failed or was never loaded: it
+    passed on PyTorch, not on its kernel."""
+    lines = []
+    for r in records:
+        if r.get("correct") and r.get("extension") in ("failed", "not_loaded"):
+            why = "its extension failed to build" if r["extension"] == "failed" \
+                else "it never loaded the extension it built"
+            detail = f": {r['extension_error']}" if r.get("extension_error") else ""
+            lines.append(f"warning: {r['candidate_set']} level{r['level']}/{r['problem_id']} "
+                         f"{r['sample']} is correct but ran without its own kernel ({why})"
+                         f"{detail}")
+    return lines
+
+
 def environment() -> dict:
     """Where the numbers came from."""
     import torch

@@ -41,6 +41,7 @@ class Reply:
     value: Any = None  # the decoded "output", when the reply has one
     wall_s: float = 0.0
     extra: dict = field(default_factory=dict)  # other decoded values, by header key
+    log: str = ""  # what the worker printed while answering (e.g. a failed build's compiler)
 
 
 def decode_reply(reply: dict, payload: memoryview, device: str = "cpu") -> tuple[Any, dict]:
@@ -106,7 +107,7 @@ class Sandbox:
             value, extra = decode_reply(reply, payload, self.device)
         except (ValueError, RuntimeError, KeyError, TypeError) as exc:
             return Fault(faults.STRUCTURE_MISMATCH, f"unreadable output: {exc}")
-        return Reply(reply, value, wall_s, extra)
+        return Reply(reply, value, wall_s, extra, self._log_since(log_start))
 
     def close(self) -> None:
         self.stop_child()

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pytest_kernelbench import faults, kernels, loading, timing, wire
+from pytest_kernelbench import builds, faults, kernels, loading, timing, wire
 
 
 @dataclass
@@ -55,7 +55,7 @@ class Worker:
                         "output": wire.encode_value(probe, [], self.shared)}, []
             loaded = self.load(request)
             if op == "load":
-                return {"ok": True}, []
+                return {"ok": True, "extensions": extension_libraries()}, []
             if op == "run":
                 return self.run(loaded, request)
             if op == "time":
@@ -88,6 +88,7 @@ class Worker:
         problem = loading.import_file(Path(request["problem"]), "kb_problem")
         init_args = loading.make_init_args(problem, seed, device)
         candidate_path = request["candidate"]
+        builds.echo_build_errors()  # a build in this process leaves its compiler lines in the log
         module = guarded(lambda: loading.import_file(Path(candidate_path), "kb_candidate"),
                          "import", candidate_path)
         cls = getattr(module, "ModelNew", None)
@@ -109,7 +110,8 @@ class Worker:
         blobs: list[bytes] = []
         keep_alive = self.shared if request.get("cuda_ipc") else None
         return {"ok": True, "output": wire.encode_value(output, blobs, keep_alive),
-                "inputs_after": wire.encode_value(tensors_only(inputs), blobs, keep_alive)}, blobs
+                "inputs_after": wire.encode_value(tensors_only(inputs), blobs, keep_alive),
+                "extensions": extension_libraries()}, blobs
 
     def time(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
         """Baseline and candidate in turns, on input buffers refilled before every call.
@@ -198,6 +200,22 @@ def forward(model, inputs: list, device: str):
     out = timing.forward_async(model, inputs)
     loading.synchronize(device)
     return out
+
+
+def extension_libraries() -> list[str]:
+    """Shared libraries from this candidate's build folder that the process has loaded (Linux:
+    /proc/self/maps); a built extension missing here was never loaded: the candidate runs
+    without it."""
+    folder = os.environ.get("TORCH_EXTENSIONS_DIR")
+    if not folder:
+        return []
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split(maxsplit=5)[-1].strip() for line in maps if ".so" in line}
+    except OSError:
+        return []
+    root = os.path.join(os.path.realpath(folder), "")
+    return sorted(path for path in paths if os.path.realpath(path).startswith(root))
 
 
 def tensors_only(values: list) -> list:

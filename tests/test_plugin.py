@@ -201,10 +201,24 @@ def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_comp
     assert len(broken["error"]) < 400
     built = {Path(b["candidate"]).name: b["status"] for b in kb.report()["builds"]}
     assert built == {"1_Scale.py": "failed", "2_ReLU.py": "built"}
+    assert records[("cpp_ext", 2, "s0")]["extension"] == "built"
+    assert broken["extension"] == "failed" and "error" in broken["extension_error"]
     # The same sources again: the good build is reused, only the failed one is retried.
     again = kb.run("cpp_ext", args=(*args, "-k", "2_ReLU"))
     again.stdout.fnmatch_lines(["kernelbench: 1 extension(s) to build, 1 cached, 2 at a time"])
     assert kb.records()[("cpp_ext", 2, "s0")]["correct"]
+    assert kb.records()[("cpp_ext", 2, "s0")]["extension"] == "cached"
+
+
+def test_a_candidate_that_falls_back_to_pytorch_after_its_build_failed_is_named(kb):
+    result = kb.run("fallback", "good", args=("--kb-level=1", "--kb-timeout=600",
+                                              "--kb-trials=1", "--kb-p=0", "-k", "2_ReLU"))
+    record = kb.records()[("fallback", 2, "s0")]
+    assert record["correct"] and record["extension"] == "failed"
+    assert "error" in record["extension_error"]
+    assert kb.records()[("good", 2, "s0")]["extension"] == "none"
+    result.stdout.fnmatch_lines(["warning: fallback level1/2 s0 is correct but ran without its "
+                                 "own kernel (its extension failed to build): *error*"])
 
 
 def test_xdist_workers_share_the_builds_without_building_twice(kb):
