@@ -45,6 +45,14 @@ def use_exact_fp32() -> None:
     torch.backends.cudnn.allow_tf32 = False
 
 
+def tf32_switched_on() -> bool:
+    """Whether anything in this process turned TF32 back on after use_exact_fp32."""
+    import torch
+
+    return bool(torch.backends.cuda.matmul.allow_tf32 or torch.backends.cudnn.allow_tf32
+                or torch.get_float32_matmul_precision() != "highest")
+
+
 def seed_everything(seed: int) -> None:
     import numpy
     import torch

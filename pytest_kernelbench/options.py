@@ -12,6 +12,7 @@ import pytest
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 MODES = ("train", "eval")
 TIMINGS = ("events", "graph", "auto")
+UPSTREAM_RULES = ("v0", "main")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
@@ -84,6 +85,12 @@ def parse_mode(text: str) -> str:
 def parse_timing(text: str) -> str:
     if text not in TIMINGS:
         raise argparse.ArgumentTypeError(f"timing must be events, graph or auto, got {text!r}")
+    return text
+
+
+def parse_upstream_rules(text: str) -> str:
+    if text not in UPSTREAM_RULES:
+        raise argparse.ArgumentTypeError(f"upstream rules must be v0 or main, got {text!r}")
     return text
 
 
@@ -221,6 +228,20 @@ def add_options(parser: pytest.Parser) -> None:
         "machines (default: ~/.cache/pytest-kernelbench/extensions).",
     )
     group.addoption(
+        "--kb-allow-input-changes", dest="kb_allow_input_changes", action="store_true",
+        default=False,
+        help="let forward change its input tensors, as upstream KernelBench does. Default: a "
+        "candidate that changes an input its reference leaves alone fails (mutated_input): in "
+        "a real model that input may be used again.",
+    )
+    group.addoption(
+        "--kb-upstream-rules", dest="kb_upstream_rules", type=parse_upstream_rules,
+        metavar="VERSION", default=None,
+        help="the upstream KernelBench rules each record's `upstream` verdict and the second "
+        "summary table follow: v0 (atol = rtol = 1e-2, as in the paper) or main (1e-4 for "
+        "fp32) (default: v0).",
+    )
+    group.addoption(
         "--kb-costs", dest="kb_costs", metavar="REPORT", default=None,
         help="under xdist, hand out the most expensive cases first, as an earlier JSON report "
         "timed them; 'none' keeps the problem order (default: the --kb-report file, when an "
@@ -275,6 +296,8 @@ class Settings:
     build_jobs: int | None = None  # None: one per CPU core, shared among xdist workers
     build_cache: Path | None = None
     costs_path: Path | None = None  # an earlier report whose timings order cases under xdist
+    upstream_rules: str = "v0"
+    allow_input_changes: bool = False
 
 
 def read_settings(config: pytest.Config) -> Settings | None:
@@ -344,6 +367,8 @@ def read_settings(config: pytest.Config) -> Settings | None:
         build_jobs=config.getoption("kb_build_jobs"),
         build_cache=_optional_path(config.getoption("kb_build_cache"), cli_base),
         costs_path=_costs_path(config.getoption("kb_costs"), cli_base, report_path),
+        upstream_rules=config.getoption("kb_upstream_rules") or "v0",
+        allow_input_changes=bool(config.getoption("kb_allow_input_changes")),
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench import discovery, options, report, schedule, scoring
+from pytest_kernelbench import discovery, options, report, schedule, scoring, upstream
 from pytest_kernelbench.devices import bind_device
 from pytest_kernelbench.integrity import ProblemDigests
 from pytest_kernelbench.manifest import Entry, load_manifest
@@ -205,7 +205,9 @@ class KernelBenchRun:
         if hasattr(config, "workerinput") or not self.records:
             return
         records = list(self.records.values())
-        rows = scoring.summarize(records, report.summary_ps(self.settings.p))
+        ps = report.summary_ps(self.settings.p)
+        rows = scoring.summarize(records, ps)
+        upstream_rows = scoring.summarize([upstream.as_upstream_record(r) for r in records], ps)
         if config.get_verbosity() >= -1:
             terminalreporter.write_sep("=", f"kernelbench: fast_p on {self.device}")
             for orphan in self.orphans:
@@ -216,10 +218,15 @@ class KernelBenchRun:
                 terminalreporter.write_line(line)
             for line in report.fallback_lines(records):
                 terminalreporter.write_line(line, yellow=True)
+            terminalreporter.write_sep("-", f"the same under upstream KernelBench "
+                                       f"{self.settings.upstream_rules}'s rules (allclose only, "
+                                       "inputs may change, no cheat checks, means)")
+            for line in report.render_table(upstream_rows, self.settings.p).splitlines():
+                terminalreporter.write_line(line)
         path = self.settings.report_path
         if path is not None:
             document = report.build_report(records, rows, self.settings, self.device,
-                                           report.environment())
+                                           report.environment(), upstream_rows)
             # Builds run ahead of the items; under xdist they ran in the workers and this is empty.
             document["builds"] = [{"candidate": str(b.candidate), "status": b.status,
                                    "seconds": round(b.seconds, 3), "message": b.message}

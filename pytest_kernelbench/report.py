@@ -84,8 +84,20 @@ def driver_version() -> str | None:
     return out.strip().splitlines()[0] if out.strip() else None
 
 
+def summary_rows(rows: list[SetSummary]) -> list[dict]:
+    return [
+        {
+            "candidate_set": row.candidate_set, "level": row.level, "problems": row.problems,
+            "missing": row.missing, "compiled": row.compiled, "correct": row.correct,
+            **{f"fast_{format_p(x)}": row.fast[x] for x in row.fast},
+            "geomean_speedup": row.geomean_speedup,
+        }
+        for row in rows
+    ]
+
+
 def build_report(records: list[dict], rows: list[SetSummary], settings: Settings,
-                 device: str, env: dict) -> dict:
+                 device: str, env: dict, upstream_rows: list[SetSummary] | None = None) -> dict:
     config = {key: (str(value) if isinstance(value, Path) else value)
               for key, value in asdict(settings).items()}
     config["candidate_dirs"] = [str(path) for path in settings.candidate_dirs]
@@ -94,15 +106,9 @@ def build_report(records: list[dict], rows: list[SetSummary], settings: Settings
         "schema_version": SCHEMA_VERSION,
         "environment": env,
         "config": config,
-        "summary": [
-            {
-                "candidate_set": row.candidate_set, "level": row.level, "problems": row.problems,
-                "missing": row.missing, "compiled": row.compiled, "correct": row.correct,
-                **{f"fast_{format_p(x)}": row.fast[x] for x in row.fast},
-                "geomean_speedup": row.geomean_speedup,
-            }
-            for row in rows
-        ],
+        "summary": summary_rows(rows),
+        # The same table under upstream KernelBench's rules (config.upstream_rules).
+        "summary_upstream": summary_rows(upstream_rows or []),
         "results": sorted(records, key=lambda r: (r["candidate_set"], r["level"],
                                                    r["problem_id"], r["sample"])),
     }

@@ -250,6 +250,19 @@ def clone_output(output):
     return output
 
 
+def aliases(output, buffers: list) -> bool:
+    """Whether a (nested) output shares memory with any of the tensors in buffers."""
+    import torch
+
+    if isinstance(output, (list, tuple)):
+        return any(aliases(item, buffers) for item in output)
+    if not isinstance(output, torch.Tensor):
+        return False
+    pointer = output.untyped_storage().data_ptr()
+    return any(isinstance(b, torch.Tensor) and b.untyped_storage().data_ptr() == pointer
+               for b in buffers)
+
+
 def outputs_agree(expected, got) -> bool:
     import torch
 

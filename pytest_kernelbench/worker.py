@@ -55,7 +55,8 @@ class Worker:
                         "output": wire.encode_value(probe, [], self.shared)}, []
             loaded = self.load(request)
             if op == "load":
-                return {"ok": True, "extensions": extension_libraries()}, []
+                return {"ok": True, "extensions": extension_libraries(),
+                        "tf32": loading.tf32_switched_on()}, []
             if op == "run":
                 return self.run(loaded, request)
             if op == "time":
@@ -111,7 +112,7 @@ class Worker:
         keep_alive = self.shared if request.get("cuda_ipc") else None
         return {"ok": True, "output": wire.encode_value(output, blobs, keep_alive),
                 "inputs_after": wire.encode_value(tensors_only(inputs), blobs, keep_alive),
-                "extensions": extension_libraries()}, blobs
+                "extensions": extension_libraries(), "tf32": loading.tf32_switched_on()}, blobs
 
     def time(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
         """Baseline and candidate in turns, on input buffers refilled before every call.
@@ -142,10 +143,22 @@ class Worker:
         last_outputs: dict[int, Any] = {}
 
         def keep_candidate_output(output) -> None:
-            # A graph overwrites its output on every replay, so keep a copy of it.
-            last_outputs[candidate.index] = timing.clone_output(output) if graph else output
+            # A graph overwrites its output on every replay, and the next refill overwrites an
+            # output computed in place in an input buffer: keep a copy of those.
+            copy = graph or timing.aliases(output, candidate.buffers)
+            last_outputs[candidate.index] = timing.clone_output(output) if copy else output
 
-        turns = {name: side.turn(timing.poison) for name, side in sides.items()}
+        # The baseline's outputs are poisoned at once but held as long as the candidate's are
+        # (the last of each input draw): both sides then free memory in the same rhythm, and
+        # neither gets pages warmed by the other's frees (on a CPU, fresh pages for a large
+        # output can cost more than the kernel, and an uneven rhythm read as a 2x speedup).
+        held: dict[int, Any] = {}
+
+        def poison_and_hold(output) -> None:
+            timing.poison(output)
+            held[sides["baseline"].index] = output
+
+        turns = {name: side.turn(poison_and_hold) for name, side in sides.items()}
         turns["candidate"] = candidate.turn(keep_candidate_output)
         measured = guarded(
             lambda: timing.measure_interleaved(turns, device, request["budget_s"],

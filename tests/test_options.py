@@ -55,7 +55,7 @@ def test_help_lists_every_option(kb):
                  "--kb-tags=TAG[,TAG]", "--kb-seed=N", "--kb-timing=HOW", "--kb-rse=X",
                  "--kb-baseline=B", "--kb-baseline-cache=DIR", "--kb-baseline-max-age=HOURS",
                  "--kb-retime-baseline", "--kb-build-jobs=N", "--kb-build-cache=DIR",
-                 "--kb-costs=REPORT"]:
+                 "--kb-costs=REPORT", "--kb-upstream-rules=VERSION"]:
         assert name in text
 
 
@@ -67,6 +67,7 @@ def test_help_lists_every_option(kb):
     (["--kb-timing=cupti"], "*--kb-timing: timing must be events, graph or auto*"),
     (["--kb-baseline=compile:fast"], "*--kb-baseline: unknown baseline 'compile:fast'*"),
     (["--kb-costs=no/such.json"], "*--kb-costs: no such file: no/such.json*"),
+    (["--kb-upstream-rules=v2"], "*--kb-upstream-rules: upstream rules must be v0 or main*"),
 ])
 def test_bad_options_are_one_line_usage_errors(kb, args, message):
     result = kb.run("good", args=tuple(args))

@@ -301,6 +301,39 @@ def test_every_cheat_gets_its_status_and_honest_candidates_keep_their_verdicts(h
         assert good["status"] == "passed" and good["correct"] and good["speedup"] > 0
 
 
+def test_each_record_carries_the_verdict_upstreams_rules_give(hostile, kb):
+    result, records = hostile
+    up = {sample: records[("hostile", 2, sample)]["upstream"]
+          for sample in ("mutates_input", "replays_after_two_calls", "returns_subclass",
+                         "caches_by_shape")}
+    # Upstream lets forward change its inputs and checks nothing during timing: correct, and
+    # timed for its speedup although our verdicts fail them.
+    for sample in ("mutates_input", "replays_after_two_calls"):
+        assert up[sample]["correct"] is True and up[sample]["speedup"] > 0, (sample, up[sample])
+    assert up["returns_subclass"]["correct"] is None  # its values are never read here
+    assert up["caches_by_shape"]["correct"] is False  # trial 1 is wrong elementwise too
+    good = records[("good", 2, "s0")]["upstream"]
+    assert good == {"rules": "v0", "compiled": True, "correct": True,
+                    "speedup": good["speedup"]} and good["speedup"] > 0
+    result.stdout.fnmatch_lines(["*the same under upstream KernelBench v0's rules*"])
+    assert {row["candidate_set"] for row in kb.report()["summary_upstream"]} == {"hostile", "good"}
+
+
+def test_a_candidate_that_switches_tf32_on_is_recorded_as_such(hostile):
+    _, records = hostile
+    tf32 = records[("hostile", 2, "switches_on_tf32")]
+    assert tf32["correct"] and tf32["tf32_by_candidate"] is True
+    assert records[("good", 2, "s0")]["tf32_by_candidate"] is False
+
+
+def test_input_changes_can_be_allowed_as_upstream_does(kb):
+    kb.run("hostile", args=("--kb-level=1", "--kb-trials=2", "--kb-p=0", "-k", "mutates_input",
+                            "--kb-allow-input-changes"))
+    record = kb.records()[("hostile", 2, "mutates_input")]
+    assert record["correct"] and record["status"] == "passed"
+    assert kb.report()["config"]["allow_input_changes"] is True
+
+
 def test_uninitialised_memory_never_holds_the_reference_answer(hostile):
     _, records = hostile
     record = records[("hostile", 2, "returns_uninitialised")]
@@ -338,13 +371,13 @@ def test_a_candidate_that_slows_the_clock_is_caught_by_the_harness_clock(kb):
 
 def test_on_a_cpu_a_shifted_clock_buys_no_speedup(kb):
     result = kb.run("shifted_clock", problems="timing_problems",
-                    args=("--kb-trials=1", "--kb-p=1.25"))
+                    args=("--kb-trials=1", "--kb-p=1.4"))
     record = kb.records()[("shifted_clock", 1, "s0")]
     # It reports about 1.8x against the eager ReLU it runs; the harness's clock sees about 1x,
     # and bounds the speedup (slower), unless the gap is large enough to be a cheat outright.
     result.stdout.fnmatch_lines(["FAILED level1/1_WideReLU::test_speed[[]shifted_clock-s0[]]"
                                  " - Failed: [[]*[]]*"])
-    assert record["correct"] and (record["status"] == "cheat" or record["speedup"] < 1.25)
+    assert record["correct"] and (record["status"] == "cheat" or record["speedup"] < 1.4)
 
 
 def test_a_problem_file_changed_by_a_candidate_stops_the_run_and_keeps_what_was_measured(kb):

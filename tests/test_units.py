@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pytest_kernelbench import faults, loading, timing
+from pytest_kernelbench import correctness, faults, loading, timing, upstream
 from pytest_kernelbench.evaluation import worth_profiling
 from pytest_kernelbench.kernels import custom_kernels
 from pytest_kernelbench.plugin import case_scope
@@ -128,3 +128,15 @@ def test_models_are_built_on_the_cpu_and_then_moved_to_the_device():
     legacy = loading.build_model(_LegacyLinear, [8], 42, "cpu", "train")
     assert torch.equal(reference.linear.weight, legacy.weight)
     assert torch.equal(reference.linear.bias, legacy.bias)
+
+
+def test_upstream_rules_check_elements_only_and_report_a_ratio_of_means():
+    expected = torch.full((1000,), 1e-3)
+    zeros = torch.zeros(1000)
+    # Outputs small next to atol: zeros pass upstream's allclose, not our whole-tensor check.
+    assert upstream.allclose_only(expected, zeros, "v0") is True
+    assert correctness.compare(expected, zeros, 1e-2, 1e-2).status == faults.MISMATCH
+    assert upstream.allclose_only(expected, zeros, "main") is False  # 1e-4 there
+    assert upstream.allclose_only([expected], [zeros.reshape(10, 100)], "v0") is False
+    assert upstream.speedup_of_means([2.0, 4.0], [1.0, 2.0]) == 2.0
+    assert upstream.speedup_of_means([], [1.0]) is None
