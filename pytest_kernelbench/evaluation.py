@@ -194,7 +194,7 @@ class Evaluator:
             return skipped
         record = dict(checked.record)
         notes: list[str] = []
-        seeds = [self.settings.seed + TIMING_SEED_OFFSET + k for k in range(TIMING_INPUT_SETS)]
+        seeds = self._timing_seeds()
         facts = self._problem_facts(case, seeds)
         record["baseline_wall_time"] = facts["wall_s"]
         how = self._timing_mode(facts["wall_s"], notes)
@@ -277,7 +277,7 @@ class Evaluator:
     def _time_for_upstream(self, case: Case, record: dict) -> None:
         """Time a candidate that only upstream's rules pass (e.g. it changes its inputs), for
         the upstream speedup alone: events, means, no checks, as upstream does."""
-        seeds = [self.settings.seed + TIMING_SEED_OFFSET + k for k in range(TIMING_INPUT_SETS)]
+        seeds = self._timing_seeds()
         self._problem_facts(case, seeds)
         measured = self._time(case, record, seeds, "events")
         if not isinstance(measured, Fault):
@@ -536,6 +536,9 @@ class Evaluator:
 
     def _input_seed(self, trial: int) -> int:
         return self.settings.seed + INPUT_SEED_OFFSET + trial
+
+    def _timing_seeds(self) -> list[int]:
+        return [self.settings.seed + TIMING_SEED_OFFSET + k for k in range(TIMING_INPUT_SETS)]
 
     def _ask(self, record: dict, op: str, case: Case, timeout_s: float | None = None, **extra):
         """One request to the candidate's worker; its wall time is charged to the record."""

@@ -60,6 +60,13 @@ def test_turns_alternate_between_sides():
     assert order[-8:] == ["a", "b"] * 4
 
 
+def test_warm_up_lasts_until_every_input_draw_has_an_output_held():
+    order: list[str] = []
+    turns = {"a": timing.Turn(run=lambda: order.append("a"))}
+    measured = timing.measure_interleaved(turns, "cpu", budget_s=0.0, min_rounds=1, warmup_s=0.0)
+    assert len(order) - measured.rounds == timing.WARMUP_MIN_ROUNDS
+
+
 def test_a_rotating_side_refills_the_same_buffers_with_each_draw():
     sets = [[torch.full((4,), float(k))] for k in range(3)]
     seen = []
