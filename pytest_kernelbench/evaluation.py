@@ -48,6 +48,10 @@ BURST_TRIES = 3  # bursts before a reported time that the harness's clock contra
 # (a single burst on a shared host can be off by a third) before the harness's figure, also an
 # honest measurement, replaces it.
 CPU_CLOCK_SLACK = 1.25
+# On a CPU, bursts of the same baseline in the candidate's process and in the pytest process
+# were seen 2-2.5x apart with nothing slowing either (conv-heavy models in the README's main
+# job; the cause is not established): a slowed baseline is only recognised beyond this factor.
+CPU_PROCESS_SPREAD = 3.0
 CPU_CLOCK_RETRIES = 3  # rounds of both bursts (the fastest of each counts) before replacing
 AUTO_GRAPH_BELOW_S = 50e-6  # --kb-timing=auto: graphs for baselines faster than this per call
 
@@ -293,11 +297,20 @@ class Evaluator:
         baseline buys no speedup. The figure here is measured again first: a host that got
         busier since (a shared CPU) slows both processes alike.
         """
-        if worker_s is None or timing.plausible(here_s, worker_s, self.device):
+        if worker_s is None:
+            return ratio
+        there_s = worker_s
+
+        def agree(here: float) -> bool:
+            if self.device == "cpu":  # honest bursts of one model differed by up to 2.5x here
+                return there_s <= CPU_PROCESS_SPREAD * here
+            return timing.plausible(here, there_s, self.device)
+
+        if agree(here_s):
             return ratio
         here_s = self._baseline_wall_s(
             case, [loading.make_inputs(self._problem, seed, self.device) for seed in seeds])
-        if timing.plausible(here_s, worker_s, self.device):
+        if agree(here_s):
             return ratio
         scale = here_s / worker_s
         baseline_s = record["baseline_time"] * scale
