@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu devices"]
+# Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu devices
+#         confine"]
 #        [KB_AUDIT_LEVELS=1,2,3]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
@@ -111,6 +112,39 @@ if [[ " $sections " == *" devices "* ]]; then
     done
     python3 benchmarks/expected_verdicts.py "${reports[@]}" || failed=1
     python3 benchmarks/multi_gpu_check.py "$out/devices-xdist.json" || failed=1
+fi
+
+if [[ " $sections " == *" confine "* ]]; then
+    # Escape attempts on CUDA, refused and reported; then honest, hostile and example
+    # candidates, and real CUDA candidates that build extensions (CUDA-L1's, where present in
+    # .third_party), confined and unconfined: the same verdicts, and what confinement costs.
+    echo "== confine: escape candidates on CUDA"
+    python3 benchmarks/confine_check.py escapes "$out/confine" --device cuda || failed=1
+    pick="19_ReLU or 25_Swish or 30_Softsign"
+    for mode in auto off; do
+        python3 -m pytest -p no:cacheprovider -q --kb-device=cuda --kb-level=1 -k "$pick" \
+            --kb-trials=2 --kb-confine=$mode --kb-candidates=candidates/hostile-gpu \
+            --kb-candidates=candidates/reference --kb-candidates=candidates/examples \
+            --benchmark-max-time=0.2 --kb-report="$out/confine-sets-$mode.json" \
+            >"$out/confine-sets-$mode.log" 2>&1
+        echo "-- sets, --kb-confine=$mode: $(tail -n 1 "$out/confine-sets-$mode.log")"
+    done
+    python3 benchmarks/expected_verdicts.py "$out/confine-sets-auto.json" "$out/confine-sets-off.json" || failed=1
+    python3 benchmarks/confine_check.py compare "$out/confine-sets-auto.json" "$out/confine-sets-off.json" || failed=1
+    real="${KB_REAL_SET:-.third_party/sub/h100}"
+    if [[ -d "$real" ]]; then
+        realk="${KB_REAL_K:-1_Square or 12_Matmul or 19_ReLU or 23_Softmax or 25_Swish or 28_HardSigmoid}"
+        for mode in auto off; do
+            start=$(date +%s)
+            python3 -m pytest -p no:cacheprovider -q --kb-device=cuda --kb-level=1 -k "$realk" \
+                --kb-problems=.third_party/v0/KernelBench --kb-candidates="$real" \
+                --kb-confine=$mode --kb-build-cache="$out/confine-builds-$mode" \
+                --kb-report="$out/confine-real-$mode.json" >"$out/confine-real-$mode.log" 2>&1
+            echo "-- $real, --kb-confine=$mode, cold builds: $(tail -n 1 "$out/confine-real-$mode.log") ($(( $(date +%s) - start )) s)"
+        done
+        python3 -c "import json, sys; [print(' ', r['problem'], r['status'], r.get('extension'), r['speedup'] and round(r['speedup'], 3), (r.get('error') or '')[:120]) for r in json.load(open(sys.argv[1]))['results'] if r['status'] != 'missing']" "$out/confine-real-auto.json"
+        python3 benchmarks/confine_check.py compare "$out/confine-real-auto.json" "$out/confine-real-off.json" || failed=1
+    fi
 fi
 
 if [[ " $sections " == *" ncu "* ]]; then

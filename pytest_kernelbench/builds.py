@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -29,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_kernelbench import faults
+from pytest_kernelbench import confine, faults
 
 NEEDS_BUILD = re.compile(r"\bcpp_extension\b|\bload_inline\b")
 BUILT_MARKER = ".kb-built"
@@ -97,21 +98,26 @@ def plan(candidates: list[Path], cache_root: Path, arch: str) -> list[Build]:
         folder = build_folder(cache_root, source, tools)
         if folder not in builds:
             builds[folder] = Build(path, folder)
-            if (folder / BUILT_MARKER).exists():
+            if not intact(folder):
+                discard(folder)
+                builds[folder].message = "its cached build had changed since it was built"
+            elif (folder / BUILT_MARKER).exists():
                 builds[folder].status = "cached"
     return list(builds.values())
 
 
 def run_builds(builds: list[Build], arch: str, jobs: int, timeout_s: float,
-               on_done: Callable[[Build, int, int, float], None] = lambda *a: None) -> None:
-    """Run the pending builds, at most `jobs` at a time; on_done(build, done, total, elapsed)."""
+               on_done: Callable[[Build, int, int, float], None] = lambda *a: None,
+               protected: tuple[Path, ...] | None = None) -> None:
+    """Run the pending builds, at most `jobs` at a time; on_done(build, done, total, elapsed).
+    With `protected` (folders a build may not read), each build process is confined."""
     queue = [b for b in builds if b.status == "pending"]
     total, done, started_at = len(queue), 0, time.perf_counter()
     running: list[tuple[Build, subprocess.Popen, object, float]] = []
     while queue or running:
         while queue and len(running) < max(jobs, 1):
             build = queue.pop(0)
-            started = _start(build, arch)
+            started = _start(build, arch, protected)
             if started is None:
                 build.status = "elsewhere"
                 done += 1
@@ -161,7 +167,7 @@ def holding(folder: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _start(build: Build, arch: str):
+def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
     build.folder.mkdir(parents=True, exist_ok=True)
     lock = open(build.folder / LOCK_FILE, "a+")
     try:
@@ -174,6 +180,11 @@ def _start(build: Build, arch: str):
         lock.close()
         return None
     env = {**os.environ, **build_env(build.folder, arch), "CUDA_VISIBLE_DEVICES": ""}
+    if protected is not None:
+        scratch = build.folder / "scratch"  # removed with what it holds once the build ends
+        scratch.mkdir(exist_ok=True)
+        env[confine.ENV_VAR] = confine.policy_for(build.candidate, None, scratch, build.folder,
+                                                  list(protected)).to_json()
     with open(build.folder / LOG_FILE, "wb") as log:
         process = subprocess.Popen([sys.executable, "-m", "pytest_kernelbench.builds",
                                     str(build.candidate)], env=env, stdin=subprocess.DEVNULL,
@@ -182,18 +193,51 @@ def _start(build: Build, arch: str):
 
 
 def _finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> None:
+    shutil.rmtree(build.folder / "scratch", ignore_errors=True)
     built = any(build.folder.rglob("*.so"))
     log = (build.folder / LOG_FILE).read_text(errors="replace")
     first = faults.first_error_lines(log, limit=1) or f"exit status {returncode}"
     if built:
         # The import may still fail afterwards (no GPU here); the compile item judges that.
         build.status = "built"
-        (build.folder / BUILT_MARKER).write_text(str(build.candidate))
+        seal(build.folder, build.candidate)
     elif returncode == 0:
         build.status = "deferred"  # nothing built on import: the model builds when constructed
     else:
         build.status = "failed"
         build.message = f"no result within {timeout_s:g} s" if overdue else faults.one_line(first)
+
+
+def libraries(folder: Path) -> dict[str, str]:
+    """sha256 of each shared library beneath a build folder, by path relative to it."""
+    return {str(lib.relative_to(folder)): hashlib.sha256(lib.read_bytes()).hexdigest()
+            for lib in sorted(folder.rglob("*.so"))}
+
+
+def seal(folder: Path, candidate: Path) -> None:
+    """Mark a build done, with digests of what it made; written by the pytest process only."""
+    (folder / BUILT_MARKER).write_text(json.dumps({"candidate": str(candidate),
+                                                   "libraries": libraries(folder)}))
+
+
+def intact(folder: Path) -> bool:
+    """Whether a sealed build still holds exactly the libraries it was sealed with (an unsealed
+    folder has nothing to check). A library changed since then, by anyone, is not loaded."""
+    marker = folder / BUILT_MARKER
+    if not marker.exists():
+        return True
+    try:
+        sealed = json.loads(marker.read_text()).get("libraries")
+    except (ValueError, AttributeError):
+        return False
+    return sealed == libraries(folder)
+
+
+def discard(folder: Path) -> None:
+    """Forget a build whose libraries cannot be trusted: the next import builds it afresh."""
+    (folder / BUILT_MARKER).unlink(missing_ok=True)
+    for lib in folder.rglob("*.so"):
+        lib.unlink()
 
 
 EXTENSION_STATES = ("none", "built", "cached", "failed", "not_loaded")
@@ -242,6 +286,10 @@ def echo_build_errors() -> None:
 
 def main(argv: list[str]) -> int:
     """Import one candidate file, which builds its extension; report one line on failure."""
+    policy = os.environ.get(confine.ENV_VAR)
+    if policy:  # first, while this interpreter runs one thread and no candidate code
+        applied = confine.enter(confine.Policy.from_json(policy))
+        print(f"confinement: {applied.describe()}", file=sys.stderr)
     from pytest_kernelbench.loading import import_file
 
     echo_build_errors()

@@ -90,7 +90,9 @@ class Evaluator:
         self._last_case: str | None = None  # named when a problem file changes under us
         self.device = device
         env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
-        self.sandbox = Sandbox(env, device)
+        # Candidate code may not read other candidates or the builds made from them.
+        protected = (*settings.candidate_dirs, self.build_cache)
+        self.sandbox = Sandbox(env, device, settings.confine, protected)
         self._done: dict[tuple[Case, str], Outcome] = {}
         self._problem_path: Path | None = None
         self._problem: Any = None
@@ -133,6 +135,8 @@ class Evaluator:
             # which GPU each worker used and that no timing overlapped other work on it.
             outcome.record["placement"] = {**self.placement,
                                            "worker_gpu_uuid": self.sandbox.worker_gpu}
+            if outcome.record.get("harness_s"):  # the candidate ran, in this worker
+                outcome.record["confinement"] = self.sandbox.confinement
             outcome.record["held"] = {**outcome.record.get("held", {}),
                                       stage: [round(held_from, 6), round(held_to, 6)]}
             self._done[key] = outcome
@@ -153,7 +157,14 @@ class Evaluator:
         folder = Path(self._candidate_env(case)["TORCH_EXTENSIONS_DIR"])
         builds_one = builds.needs_build(source)
         with builds.holding(folder) if builds_one else contextlib.nullcontext():
+            if builds_one and not builds.intact(folder):
+                builds.discard(folder)
+                record["flags"] = [*record.get("flags", []), "its cached build had changed "
+                                   "since it was built: built again"]
             reply = self._ask(record, "load", case)
+            if builds_one and not isinstance(reply, Fault) and reply.header.get("extensions") \
+                    and not (folder / builds.BUILT_MARKER).exists():
+                builds.seal(folder, case.candidate.path)  # built in the worker: seal it here
         record.update(tf32_by_candidate=not isinstance(reply, Fault) and bool(reply.header.get("tf32")),
                       extension="none", extension_error=None,
                       upstream=upstream.UpstreamVerdict(self.settings.upstream_rules,
@@ -266,7 +277,7 @@ class Evaluator:
                            self.settings.require_kernel):
             self._note_kernels(case, record, facts["kernels"])
         self._note_speed_of_light(record, facts, record["candidate_time"])
-        record["flags"] = notes + self._flags(record, ratio)
+        record["flags"] = record.get("flags", []) + notes + self._flags(record, ratio)
         p = self.settings.p
         if self.settings.require_kernel and record.get("torch_only"):
             return Outcome(faults.TORCH_ONLY, "no kernel of the candidate's own ran "

@@ -17,7 +17,11 @@ from typing import Any
 
 
 def import_file(path: Path, prefix: str) -> ModuleType:
-    """Import path as a fresh module named <prefix>_<hash of path>."""
+    """Import path as a fresh module named <prefix>_<hash of path>, from its source.
+
+    Never from a cached .pyc beside it: bytecode there could have been put by anyone who could
+    write that folder, and it would run in place of the source that was read and hashed.
+    """
     digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
     name = f"{prefix}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -26,7 +30,8 @@ def import_file(path: Path, prefix: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look modules up by name
     try:
-        spec.loader.exec_module(module)
+        code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+        exec(code, module.__dict__)  # noqa: S102 - running the file is the point
     except BaseException:
         sys.modules.pop(name, None)
         raise

@@ -104,6 +104,14 @@ def parse_baseline(text: str) -> str:
         + ", ".join(COMPILE_MODES))
 
 
+def parse_confine(text: str) -> str:
+    from pytest_kernelbench.confine import MODES
+
+    if text not in MODES:
+        raise argparse.ArgumentTypeError(f"confinement must be auto, require or off, got {text!r}")
+    return text
+
+
 def parse_fraction(text: str) -> float:
     return _number(text, float, "expected a number, got {text}", lambda v: 0 <= v < 1,
                    "expected a fraction in [0, 1), got {text}")
@@ -242,6 +250,14 @@ def add_options(parser: pytest.Parser) -> None:
         "fp32) (default: v0).",
     )
     group.addoption(
+        "--kb-confine", dest="kb_confine", type=parse_confine, metavar="MODE", default=None,
+        help="confine each process that runs candidate code (Landlock, a network namespace): "
+        "it reads only Python, the toolchain and its own files, writes only its scratch and "
+        "build folders, reaches no network and signals nothing outside itself; a candidate "
+        "that tries fails with status sandbox_violation. auto: confine where the kernel can, "
+        "else warn; require: stop where it cannot; off (default: auto).",
+    )
+    group.addoption(
         "--kb-costs", dest="kb_costs", metavar="REPORT", default=None,
         help="under xdist, hand out the most expensive cases first, as an earlier JSON report "
         "timed them; 'none' keeps the problem order (default: the --kb-report file, when an "
@@ -298,6 +314,7 @@ class Settings:
     costs_path: Path | None = None  # an earlier report whose timings order cases under xdist
     upstream_rules: str = "v0"
     allow_input_changes: bool = False
+    confine: str = "auto"
 
 
 def read_settings(config: pytest.Config) -> Settings | None:
@@ -369,6 +386,7 @@ def read_settings(config: pytest.Config) -> Settings | None:
         costs_path=_costs_path(config.getoption("kb_costs"), cli_base, report_path),
         upstream_rules=config.getoption("kb_upstream_rules") or "v0",
         allow_input_changes=bool(config.getoption("kb_allow_input_changes")),
+        confine=config.getoption("kb_confine") or "auto",
     )
 
 

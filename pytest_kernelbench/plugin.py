@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench import discovery, options, report, schedule, scoring, upstream
+from pytest_kernelbench import confine, discovery, options, report, schedule, scoring, upstream
 from pytest_kernelbench.devices import bind_device
 from pytest_kernelbench.integrity import ProblemDigests
 from pytest_kernelbench.manifest import Entry, load_manifest
@@ -91,6 +91,9 @@ class KernelBenchRun:
             raise pytest.UsageError(f"no problems selected in {settings.problems_dir} "
                                     f"(levels {','.join(map(str, settings.levels))}"
                                     + (f", tags {','.join(settings.tags)})" if settings.tags else ")"))
+        if settings.confine == "require" and not confine.landlock_abi():
+            raise pytest.UsageError("--kb-confine=require: this kernel offers no Landlock to "
+                                    "confine candidates with")
         worker_id = getattr(config, "workerinput", {}).get("workerid")
         run = cls(config, settings, resolve_device(settings.device, worker_id), problems,
                   discovery.pair(problems, sets), manifest)
@@ -118,6 +121,13 @@ class KernelBenchRun:
                 return case_scope(nodeid)
 
         return CaseScheduling(config, log)
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        applied = confine.expected(self.settings.confine)
+        if applied.confined:
+            return [f"kernelbench: candidates confined: {applied.describe()}"]
+        return [f"kernelbench: warning: candidates are not confined ({'; '.join(applied.notes)}):"
+                " they run with this process's rights"]
 
     # --- collection -----------------------------------------------------------------------
 
@@ -225,8 +235,12 @@ class KernelBenchRun:
                 terminalreporter.write_line(line)
         path = self.settings.report_path
         if path is not None:
-            document = report.build_report(records, rows, self.settings, self.device,
-                                           report.environment(), upstream_rows)
+            env = report.environment(self.settings.confine)
+            entered = sorted({r["confinement"] for r in records if r.get("confinement")})
+            if entered:  # what the workers entered, not only what the kernel offers
+                env["confinement"] = "; ".join(entered)
+            document = report.build_report(records, rows, self.settings, self.device, env,
+                                           upstream_rows)
             # Builds run ahead of the items; under xdist they ran in the workers and this is empty.
             document["builds"] = [{"candidate": str(b.candidate), "status": b.status,
                                    "seconds": round(b.seconds, 3), "message": b.message}
@@ -270,7 +284,9 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
     if reporter is not None and planned:
         reporter.write_line(f"kernelbench: {len(planned)} extension(s) to build, "
                             f"{len(planned) - pending} cached, {jobs} at a time")
-    builds.run_builds(planned, arch, jobs, settings.timeout_s, on_done)
+    protected = (*settings.candidate_dirs, settings.build_cache or builds.default_cache_root())
+    builds.run_builds(planned, arch, jobs, settings.timeout_s, on_done,
+                      protected if settings.confine != "off" else None)
     return planned
 
 

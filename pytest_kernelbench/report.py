@@ -56,9 +56,11 @@ def fallback_lines(records: list[dict]) -> list[str]:
     return lines
 
 
-def environment() -> dict:
-    """Where the numbers came from."""
+def environment(confine_mode: str = "auto") -> dict:
+    """Where the numbers came from, and what confined the candidates (see confine.py)."""
     import torch
+
+    from pytest_kernelbench.confine import expected
 
     info = {
         "python": sys.version.split()[0],
@@ -67,6 +69,7 @@ def environment() -> dict:
         "cuda": torch.version.cuda,
         "gpu": None,
         "driver": None,
+        "confinement": expected(confine_mode).describe(),
     }
     if torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import devices, faults, wire
+from pytest_kernelbench import confine, devices, faults, wire
 
 LOG_TAIL_BYTES = 2000
 # Starting the zygote (interpreter plus `import torch`) or a child is charged to no candidate.
@@ -44,6 +45,15 @@ class Reply:
     log: str = ""  # what the worker printed while answering (e.g. a failed build's compiler)
 
 
+def violation(attempts: list[str], confinement: str) -> Fault:
+    """The verdict on a candidate that tried what its confinement refuses."""
+    how = "refused" if not confinement.startswith("none") else "not prevented: unconfined"
+    more = f" (and {len(attempts) - 1} more)" if len(attempts) > 1 else ""
+    return Fault(faults.SANDBOX_VIOLATION,
+                 f"candidate tried to {attempts[0]}{more}; {how} ({confinement})",
+                 "attempts:\n" + "\n".join(f"  {attempt}" for attempt in attempts))
+
+
 def decode_reply(reply: dict, payload: memoryview, device: str = "cpu") -> tuple[Any, dict]:
     """The values a reply carries, decoded in the order the worker encoded them; tensors shared
     over CUDA IPC are opened on `device`, this process's name for the worker's GPU."""
@@ -63,9 +73,18 @@ def decode_reply(reply: dict, payload: memoryview, device: str = "cpu") -> tuple
 
 
 class Sandbox:
-    def __init__(self, env: dict[str, str] | None = None, device: str = "cpu"):
+    """Runs each candidate in a worker of its own. With confine_mode auto or require, each
+    worker is confined (confine.py) before it imports the candidate: it reads only what it
+    needs, writes only its scratch and build folders, and may not read `protected` folders."""
+
+    def __init__(self, env: dict[str, str] | None = None, device: str = "cpu",
+                 confine_mode: str = "off", protected: tuple[Path, ...] = ()):
         self.env = {**os.environ, **(env or {}), **devices.worker_env(device)}
         self.device = device
+        self.confine_mode = confine_mode
+        self.protected = list(protected)
+        self.scratch: Path | None = None  # the current worker's own writable folder
+        self.confinement = "none"  # what the current worker entered, in words
         self.worker_device = devices.worker_device(device)  # the same GPU, as the worker names it
         self.worker_gpu: str | None = None  # the GPU UUID the current worker reports
         self.log = tempfile.NamedTemporaryFile(prefix="kb-worker-", suffix=".log", delete=False)
@@ -81,7 +100,7 @@ class Sandbox:
         key = (header.get("problem"), header.get("candidate"))
         if self.child_pid is None or key != self.child_key:
             self.stop_child()
-            started = self._start_child()
+            started = self._start_child(header)
             if isinstance(started, Fault):
                 return started
             self.child_key = key
@@ -97,6 +116,9 @@ class Sandbox:
         except (EOFError, OSError):
             return self._lost(log_start)
         wall_s = time.perf_counter() - started_s
+        if reply.get("attempts"):
+            self.stop_child()  # the verdict is settled; nothing more of it runs
+            return violation(reply["attempts"], self.confinement)
         if not reply.get("ok"):
             if reply.get("status") == faults.CUDA_ERROR:
                 self.stop_child()  # a CUDA error poisons the context for every later request
@@ -138,9 +160,23 @@ class Sandbox:
                 pass
         self.to_child = self.from_child = -1
         self.child_pid = self.child_key = None
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
         return status
 
-    def _start_child(self) -> Fault | None:
+    def _policy(self, header: dict) -> str | None:
+        """The new worker's confinement, as the JSON its first request carries."""
+        if self.confine_mode == "off":
+            return None
+        self.scratch = Path(tempfile.mkdtemp(prefix="kb-scratch-"))
+        build = (header.get("env") or {}).get("TORCH_EXTENSIONS_DIR")
+        candidate, problem = header.get("candidate"), header.get("problem")
+        return confine.policy_for(Path(candidate) if candidate else None,
+                                  Path(problem) if problem else None, self.scratch,
+                                  Path(build) if build else None, self.protected).to_json()
+
+    def _start_child(self, header: dict) -> Fault | None:
         if self.zygote is None or self.zygote.poll() is not None:
             self._start_zygote()
         to_child_r, to_child_w = os.pipe()
@@ -153,14 +189,19 @@ class Sandbox:
         self.child_pid = self._control(None, "pid")
         log_start = self._log_size()
         try:
-            wire.write_message(self.to_child, {"op": "ping"})
+            wire.write_message(self.to_child, {"op": "ping", "policy": self._policy(header)})
             if not self._wait_readable(STARTUP_TIMEOUT_S):
                 self.stop_child()
                 return Fault(faults.CRASHED, f"the worker did not start within "
                              f"{STARTUP_TIMEOUT_S:g} s", self._log_since(log_start))
-            wire.read_message(self.from_child)
+            hello, _ = wire.read_message(self.from_child)
         except (EOFError, OSError):
             return self._lost(log_start)
+        self.confinement = hello.get("confinement", "none")
+        if self.confine_mode == "require" and not hello.get("confined"):
+            self.stop_child()  # an error of the machine, never a verdict on the candidate
+            raise confine.ConfineError(f"--kb-confine=require: the worker could not be "
+                                       f"confined: {self.confinement}")
         try:
             self.cuda_ipc = self.device.startswith("cuda") and self._probe_cuda()
         except (EOFError, OSError):

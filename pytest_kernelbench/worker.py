@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pytest_kernelbench import builds, faults, kernels, loading, timing, wire
+from pytest_kernelbench import builds, confine, faults, kernels, loading, timing, wire
 
 
 @dataclass
@@ -41,11 +41,18 @@ class Worker:
         self.shared: list = []  # tensors the parent may still be copying out over CUDA IPC
 
     def handle(self, request: dict) -> tuple[dict, list[bytes]]:
+        reply, blobs = self.answer(request)
+        attempts = confine.take_attempts()
+        if attempts:  # refused by the kernel; the pytest process decides what that means
+            reply["attempts"] = attempts
+        return reply, blobs
+
+    def answer(self, request: dict) -> tuple[dict, list[bytes]]:
         op = request["op"]
         self.shared = []
         try:
             if op == "ping":
-                return {"ok": True, "pid": os.getpid()}, []
+                return {"ok": True, "pid": os.getpid(), **enter_policy(request)}, []
             if op == "ipc_probe":
                 import torch
 
@@ -209,6 +216,17 @@ class Worker:
         return loaded.reference
 
 
+def enter_policy(request: dict) -> dict:
+    """Confine this process as the first request asks, before any candidate code runs here."""
+    if not request.get("policy"):
+        return {"confinement": confine.Applied(notes=["--kb-confine=off"]).describe()}
+    try:
+        applied = confine.enter(confine.Policy.from_json(request["policy"]))
+    except (confine.ConfineError, OSError) as exc:
+        applied = confine.Applied(notes=[f"could not confine: {exc}"])
+    return {"confinement": applied.describe(), "confined": applied.confined}
+
+
 def forward(model, inputs: list, device: str):
     out = timing.forward_async(model, inputs)
     loading.synchronize(device)
@@ -244,6 +262,10 @@ def guarded(fn, stage: str, candidate_path: str):
     except CandidateFault:
         raise
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything, even SystemExit
+        if confine.refused(exc):  # what it tried was refused, not reported on its way
+            raise CandidateFault(faults.SANDBOX_VIOLATION,
+                                 f"refused by the sandbox: {faults.describe_exception(exc)}",
+                                 faults.candidate_traceback(exc, candidate_path)) from None
         status = faults.classify_exception(exc, stage)
         raise CandidateFault(status, faults.exception_message(exc, status),
                              faults.candidate_traceback(exc, candidate_path)) from None

@@ -383,10 +383,12 @@ def test_on_a_cpu_a_shifted_clock_buys_no_speedup(kb):
 def test_a_problem_file_changed_by_a_candidate_stops_the_run_and_keeps_what_was_measured(kb):
     problems = kb.pytester.path / "problems"
     shutil.copytree(EXAMPLES / "problems", problems)  # the candidate writes to this copy
+    # Unconfined, so that the write goes through and the harness's own check has to catch it.
     result = kb.pytester.runpytest(
         *kb.plugin_args, f"--kb-problems={problems}", "--kb-report=report.json",
         f"--kb-candidates={EXAMPLES / 'candidates' / 'tampers'}", "--kb-level=1",
-        "--kb-trials=1", "--kb-p=0", "--benchmark-max-time=0.001", "-p", "no:cacheprovider")
+        "--kb-trials=1", "--kb-p=0", "--benchmark-max-time=0.001", "-p", "no:cacheprovider",
+        "--kb-confine=off")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["*3_WideSoftmax.py: the problem file changed during the run*"
                                  "last case evaluated in this process was "

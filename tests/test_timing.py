@@ -146,9 +146,26 @@ def test_a_plan_builds_each_distinct_source_once_and_skips_finished_ones(tmp_pat
     planned = builds.plan(files, tmp_path / "cache", arch="")
     assert [b.candidate.name for b in planned] == ["a.py", "c.py"]
     planned[0].folder.mkdir(parents=True)
-    (planned[0].folder / builds.BUILT_MARKER).write_text("a.py")
+    (planned[0].folder / "ext.so").write_bytes(b"built")
+    builds.seal(planned[0].folder, files[0])
     assert [b.status for b in builds.plan(files, tmp_path / "cache", arch="")] == ["cached",
                                                                                    "pending"]
+
+
+def test_a_cached_build_whose_library_changed_after_sealing_is_built_again(tmp_path):
+    (tmp_path / "a.py").write_text("from torch.utils.cpp_extension import load_inline\n")
+    folder = builds.plan([tmp_path / "a.py"], tmp_path / "cache", arch="")[0].folder
+    folder.mkdir(parents=True)
+    library = folder / "ext" / "ext.so"
+    library.parent.mkdir()
+    library.write_bytes(b"what the build made")
+    builds.seal(folder, tmp_path / "a.py")
+    assert builds.intact(folder)
+    library.write_bytes(b"planted by someone else")
+    replanned = builds.plan([tmp_path / "a.py"], tmp_path / "cache", arch="")[0]
+    assert (replanned.status, replanned.message) == \
+        ("pending", "its cached build had changed since it was built")
+    assert not library.exists() and not (folder / builds.BUILT_MARKER).exists()
 
 
 def test_replayed_outputs_must_agree_with_eager_ones():

@@ -1,0 +1,389 @@
+"""Confining candidate code with the kernel's own mechanisms, before any of it runs.
+
+A process that runs candidate code (a sandbox worker, or a build process) enters a Policy:
+- Landlock (Linux >= 5.13, through its three system calls): it may read beneath the Python,
+  toolchain and system folders, its own candidate file and problem file; write only beneath its
+  scratch folder and its own extension build folder (and device files); bind or connect no TCP
+  port (Landlock ABI >= 4); and signal, or reach the abstract sockets of, no process outside its
+  own domain (ABI >= 6). The rules bind the process and everything it starts, for good.
+- A network namespace of its own where the kernel allows one: no network at all, UDP included.
+
+The kernel enforces; this module only also watches (a Python audit hook) so that an attempt can
+be reported: kernel refusals surface as OSError that a candidate may swallow, and a record must
+still say what was tried. The watch is a reporter, not a barrier: code that goes around Python
+(ctypes, its own extension) is still refused by the kernel, only perhaps not reported.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import json
+import os
+import site
+import socket
+import sys
+import sysconfig
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+MODES = ("auto", "require", "off")
+ENV_VAR = "KB_CONFINE_POLICY"  # a build process reads its policy here
+
+# Landlock's system calls (one number on every architecture) and its access rights.
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH, _RULE_NET_PORT = 1, 2
+_PR_SET_NO_NEW_PRIVS = 38
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
+MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
+REFER, TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
+_FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE  # the rights a rule on a file may carry
+READ = EXECUTE | READ_FILE | READ_DIR
+DEVICE = READ_FILE | WRITE_FILE | READ_DIR | TRUNCATE  # use /dev/null, /dev/nvidia*; create nothing
+# Folders every process here reads: the toolchain (compilers, CUDA), its configuration, and the
+# kernel's views of processes and devices.
+SYSTEM_READ = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/proc",
+               "/sys", "/dev", "/run", "/var/run")
+# Where libraries keep caches and temporary files: all pointed into the scratch folder.
+SCRATCH_ENV = ("TMPDIR", "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "TRITON_HOME",
+               "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH")
+
+
+class ConfineError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a confined process may touch. Paths are absolute; `protected` are folders whose other
+    files it must not read (other candidates, the build cache), named in reports of attempts."""
+
+    read: tuple[str, ...]
+    write: tuple[str, ...]
+    protected: tuple[str, ...] = ()
+    scratch: str = ""
+    network: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Policy:
+        data = json.loads(text)
+        return cls(read=tuple(data["read"]), write=tuple(data["write"]),
+                   protected=tuple(data.get("protected", ())), scratch=data.get("scratch", ""),
+                   network=bool(data.get("network")))
+
+
+@dataclass
+class Applied:
+    """What confinement a process actually entered."""
+
+    landlock_abi: int = 0
+    network: str = "open"  # namespace (nothing reachable), tcp (TCP refused), open
+    signals: bool = False  # signals to processes outside the domain refused
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def confined(self) -> bool:
+        return self.landlock_abi > 0
+
+    def describe(self) -> str:
+        if not self.confined:
+            return "none" + (f" ({'; '.join(self.notes)})" if self.notes else "")
+        parts = [f"Landlock ABI {self.landlock_abi}", f"network: {self.network}",
+                 "signals: own group only" if self.signals else "signals: not confined"]
+        return ", ".join(parts)
+
+
+# --- what the kernel offers --------------------------------------------------------------------
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def landlock_abi() -> int:
+    """The Landlock ABI version this kernel offers; 0 where it has none (or not on Linux)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    version = _libc().syscall(_CREATE_RULESET, None, ctypes.c_size_t(0),
+                              ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    return max(int(version), 0)
+
+
+def expected(mode: str) -> Applied:
+    """What a confined process will enter under this --kb-confine mode, as far as the pytest
+    process can tell (the network namespace is only known once a worker tried it)."""
+    abi = landlock_abi() if mode != "off" else 0
+    applied = Applied(landlock_abi=abi, network="tcp" if abi >= 4 else "open",
+                      signals=abi >= 6)
+    if mode == "off":
+        applied.notes.append("--kb-confine=off")
+    elif not abi:
+        applied.notes.append("this kernel offers no Landlock")
+    return applied
+
+
+# --- the policy ------------------------------------------------------------------------------
+
+def python_read_roots() -> list[str]:
+    """Where this interpreter, its libraries and the plugin itself live."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             *sysconfig.get_paths().values(), *site.getsitepackages(), site.getusersitepackages(),
+             str(Path(__file__).resolve().parent)}
+    roots.update(entry for entry in sys.path if entry)
+    for module in list(sys.modules.values()):  # packages installed outside site-packages
+        path = getattr(module, "__file__", None)
+        if path and "." not in module.__name__:
+            roots.add(str(Path(path).resolve().parent))
+    return sorted(roots)
+
+
+def policy_for(candidate: Path | None, problem: Path | None, scratch: Path,
+               build_folder: Path | None, protected: list[Path], network: bool = False) -> Policy:
+    """The policy of a process that runs one candidate: read the system, Python and its own two
+    files; write its scratch and build folders."""
+    guarded = tuple(str(path.resolve()) for path in protected)
+    own = [str(path.resolve()) for path in (candidate, problem) if path is not None]
+    writes = [str(scratch.resolve())]
+    if build_folder is not None:
+        build_folder.mkdir(parents=True, exist_ok=True)
+        writes.append(str(build_folder.resolve()))
+    return Policy(read=(*read_roots(guarded), *own), write=tuple(writes), protected=guarded,
+                  scratch=writes[0], network=network)
+
+
+@functools.cache
+def read_roots(guarded: tuple[str, ...]) -> tuple[str, ...]:
+    """System and Python folders, less any that holds a protected folder (e.g. the current
+    folder on sys.path, when candidate sets live beneath it); the toolchain's are kept."""
+    essential = {str(Path(root).resolve()) for root in SYSTEM_READ[:8] if os.path.exists(root)}
+    roots = {str(Path(root).resolve()) for root in (*SYSTEM_READ, *python_read_roots())
+             if os.path.exists(root)}
+    kept = sorted(root for root in roots
+                  if root in essential or not any(_beneath(g, root) for g in guarded))
+    return tuple(root for root in kept  # a root beneath another adds nothing
+                 if not any(other != root and _beneath(root, other) for other in kept))
+
+
+def scratch_env(scratch: str) -> dict[str, str]:
+    """Environment that points library caches and temporary files into the scratch folder."""
+    return {name: os.path.join(scratch, name.lower()) for name in SCRATCH_ENV}
+
+
+# --- entering it -----------------------------------------------------------------------------
+
+def enter(policy: Policy) -> Applied:
+    """Confine this process (and all it starts) to the policy. Call while single-threaded (just
+    after a fork, or first thing in a fresh interpreter): Landlock binds the calling thread and
+    its future threads, not threads already running."""
+    applied = Applied()
+    for name, path in scratch_env(policy.scratch).items():
+        os.makedirs(path, exist_ok=True)
+        os.environ[name] = path
+    os.chdir(policy.scratch)
+    sys.dont_write_bytecode = True  # no __pycache__ beside the candidate's file
+    if not policy.network:
+        applied.network = _private_network(applied.notes)
+    abi = landlock_abi()
+    if abi:
+        _landlock(policy, abi)
+        applied.landlock_abi = abi
+        applied.signals = abi >= 6
+        if applied.network == "open" and abi >= 4:
+            applied.network = "tcp"
+    else:
+        applied.notes.append("this kernel offers no Landlock")
+    watch(policy)
+    ENTERED.append(applied)
+    return applied
+
+
+def _private_network(notes: list[str]) -> str:
+    """A network namespace with nothing in it: directly where the process may (root), else
+    inside a user namespace of its own that maps its own user ids."""
+    libc = _libc()
+    clone_newnet, clone_newuser = 0x40000000, 0x10000000
+    if libc.unshare(clone_newnet) == 0:
+        return "namespace"
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(clone_newuser | clone_newnet) != 0:
+        notes.append(f"no network namespace ({os.strerror(ctypes.get_errno())})")
+        return "open"
+    for path, text in (("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", f"{uid} {uid} 1"),
+                       ("/proc/self/gid_map", f"{gid} {gid} 1")):
+        try:
+            with open(path, "w") as handle:
+                handle.write(text)
+        except OSError:
+            pass
+    return "namespace"
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def fs_rights(abi: int) -> int:
+    """Every file-system right this ABI can refuse (device ioctls are left to file modes)."""
+    rights = (1 << 13) - 1
+    if abi >= 2:
+        rights |= REFER
+    if abi >= 3:
+        rights |= TRUNCATE
+    return rights
+
+
+def _landlock(policy: Policy, abi: int) -> None:
+    libc = _libc()
+    handled = fs_rights(abi)
+    attr = _RulesetAttr(handled_access_fs=handled,
+                        handled_access_net=(NET_BIND_TCP | NET_CONNECT_TCP) if abi >= 4 else 0,
+                        scoped=(SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if abi >= 6 else 0)
+    size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else (16 if abi >= 4 else 8)
+    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
+                           ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise ConfineError(f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
+    try:
+        rules = [(path, READ) for path in policy.read]
+        rules.append(("/dev", DEVICE))
+        rules += [(path, handled) for path in ("/dev/shm", *policy.write)]
+        for path, rights in rules:
+            _allow(ruleset, path, rights & handled)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise ConfineError(f"prctl(NO_NEW_PRIVS): {os.strerror(ctypes.get_errno())}")
+        if libc.syscall(_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) != 0:
+            raise ConfineError(f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}")
+    finally:
+        os.close(ruleset)
+
+
+def _allow(ruleset: int, path: str, rights: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # a folder this machine does not have
+    try:
+        if not os.path.isdir(path):
+            rights &= _FILE_RIGHTS
+        rule = _PathBeneathAttr(allowed_access=rights, parent_fd=fd)
+        if _libc().syscall(_ADD_RULE, ruleset, ctypes.c_int(_RULE_PATH_BENEATH),
+                           ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+            raise ConfineError(f"landlock_add_rule {path}: {os.strerror(ctypes.get_errno())}")
+    finally:
+        os.close(fd)
+
+
+# --- reporting attempts ----------------------------------------------------------------------
+
+ATTEMPTS: list[str] = []  # what this process tried and was refused, for its next reply
+ENTERED: list[Applied] = []  # the confinement this process entered, once it has
+MAX_ATTEMPTS = 10
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+_PATH_WRITES = {"os.remove": 1, "os.rmdir": 1, "os.mkdir": 1, "os.chmod": 1, "os.chown": 1,
+                "os.truncate": 1, "os.utime": 1, "shutil.rmtree": 1, "os.rename": 2,
+                "os.symlink": 2, "os.link": 2}
+
+
+def _beneath(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def judge(policy: Policy, event: str, args: tuple, pid: int, group: int) -> str | None:
+    """The refused attempt an audit event stands for, in words, or None. Pure but for path
+    resolution: writes outside the write folders, reads of protected folders other than the
+    process's own files, TCP/UDP traffic, and signals to processes outside its own group."""
+    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = _absolute(args[0])
+        mode, flags = args[1], args[2] if len(args) > 2 else 0
+        writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
+            bool((flags or 0) & _WRITE_FLAGS)
+        if writes:
+            return None if _may_write(policy, path) else f"write {path}"
+        guarded = any(_beneath(path, root) for root in policy.protected)
+        mine = path in policy.read or _may_write(policy, path)
+        return f"read {path}" if guarded and not mine else None
+    if event in _PATH_WRITES:
+        for raw in args[:_PATH_WRITES[event]]:
+            if isinstance(raw, (str, bytes, os.PathLike)):
+                path = _absolute(raw)
+                if not _may_write(policy, path):
+                    return f"{event.split('.')[-1]} {path}"
+        return None
+    if event in ("socket.connect", "socket.bind", "socket.sendto") and not policy.network:
+        sock, address = args[0], args[-1]
+        if getattr(sock, "family", None) in (socket.AF_INET, socket.AF_INET6):
+            return f"{event.split('.')[-1]} {address}"
+        return None
+    if event in ("os.kill", "os.killpg"):
+        target, sig = args[0], args[1]
+        if event == "os.killpg" or target < 0:
+            outside = abs(target) not in (0, group)
+        else:
+            outside = target not in (0, pid) and _group_of(target) != group
+        return f"signal {sig} to process {abs(target)}" if outside else None
+    return None
+
+
+def _absolute(raw) -> str:
+    path = os.fsdecode(os.fspath(raw))
+    return os.path.realpath(path)
+
+
+def _may_write(policy: Policy, path: str) -> bool:
+    return any(_beneath(path, root) for root in (*policy.write, "/dev", "/proc/self"))
+
+
+def _group_of(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def watch(policy: Policy) -> None:
+    """Record, in ATTEMPTS, each refused attempt that passes through Python."""
+    pid, group = os.getpid(), os.getpgrp()
+    busy = [False]
+
+    def hook(event: str, args: tuple) -> None:
+        if busy[0] or not (event == "open" or event.startswith(("os.", "socket.", "shutil."))):
+            return
+        busy[0] = True  # resolving a path may raise events of its own
+        try:
+            attempt = judge(policy, event, args, pid, group)
+        except Exception:  # noqa: BLE001 - a hook must never break the code it watches
+            attempt = None
+        finally:
+            busy[0] = False
+        if attempt and attempt not in ATTEMPTS and len(ATTEMPTS) < MAX_ATTEMPTS:
+            ATTEMPTS.append(attempt)
+
+    sys.addaudithook(hook)
+
+
+def take_attempts() -> list[str]:
+    """The attempts recorded since the last call."""
+    taken = list(ATTEMPTS)
+    ATTEMPTS.clear()
+    return taken
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether an exception is, most likely, this process's confinement refusing something:
+    a permission error in a confined process (the harness gave it every right it needs)."""
+    return bool(ENTERED) and ENTERED[0].confined and isinstance(exc, OSError) \
+        and exc.errno in (errno.EACCES, errno.EPERM)
