@@ -3,7 +3,7 @@
 A process that runs candidate code (a sandbox worker, or a build process) enters a Policy:
 - Landlock (Linux >= 5.13, through its three system calls): it may read beneath the Python,
   toolchain and system folders, its own candidate file and problem file; write only beneath its
-  scratch folder and its own extension build folder (and device files); bind or connect no TCP
+  scratch folder and its own extension build folder (and device files, its own /proc); bind or connect no TCP
   port (Landlock ABI >= 4); and signal, or reach the abstract sockets of, no process outside its
   own domain (ABI >= 6). The rules bind the process and everything it starts, for good.
 - A network namespace of its own where the kernel allows one: no network at all, UDP included.
@@ -68,6 +68,7 @@ class Policy:
     protected: tuple[str, ...] = ()
     scratch: str = ""
     network: bool = False
+    workdir: str = ""  # its current folder: its build folder, where a build into "./x" stays
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -77,7 +78,7 @@ class Policy:
         data = json.loads(text)
         return cls(read=tuple(data["read"]), write=tuple(data["write"]),
                    protected=tuple(data.get("protected", ())), scratch=data.get("scratch", ""),
-                   network=bool(data.get("network")))
+                   network=bool(data.get("network")), workdir=data.get("workdir", ""))
 
 
 @dataclass
@@ -156,7 +157,7 @@ def policy_for(candidate: Path | None, problem: Path | None, scratch: Path,
         build_folder.mkdir(parents=True, exist_ok=True)
         writes.append(str(build_folder.resolve()))
     return Policy(read=(*read_roots(guarded), *own), write=tuple(writes), protected=guarded,
-                  scratch=writes[0], network=network)
+                  scratch=writes[0], network=network, workdir=writes[-1])
 
 
 @functools.cache
@@ -187,7 +188,7 @@ def enter(policy: Policy) -> Applied:
     for name, path in scratch_env(policy.scratch).items():
         os.makedirs(path, exist_ok=True)
         os.environ[name] = path
-    os.chdir(policy.scratch)
+    os.chdir(policy.workdir or policy.scratch)
     sys.dont_write_bytecode = True  # no __pycache__ beside the candidate's file
     if not policy.network:
         applied.network = _private_network(applied.notes)
@@ -259,7 +260,9 @@ def _landlock(policy: Policy, abi: int) -> None:
         raise ConfineError(f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
     try:
         rules = [(path, READ) for path in policy.read]
-        rules.append(("/dev", DEVICE))
+        # The CUDA driver writes beneath /proc/self (e.g. naming its threads) and fails to
+        # initialise without it; the process's own /proc folder, nobody else's.
+        rules += [("/dev", DEVICE), ("/proc/self", READ | WRITE_FILE | TRUNCATE)]
         rules += [(path, handled) for path in ("/dev/shm", *policy.write)]
         for path, rights in rules:
             _allow(ruleset, path, rights & handled)
@@ -344,7 +347,7 @@ def _absolute(raw) -> str:
 
 
 def _may_write(policy: Policy, path: str) -> bool:
-    return any(_beneath(path, root) for root in (*policy.write, "/dev", "/proc/self"))
+    return any(_beneath(path, root) for root in (*policy.write, "/dev", f"/proc/{os.getpid()}"))
 
 
 def _group_of(pid: int) -> int | None:

@@ -247,6 +247,9 @@ class Sandbox:
         if not self._wait_readable(STARTUP_TIMEOUT_S):
             return False
         reply, payload = wire.read_message(self.from_child)
+        if not reply.get("ok"):
+            raise RuntimeError(f"the sandbox worker could not use {self.device} "
+                               f"(confinement: {self.confinement}): {reply.get('error')}")
         self.worker_gpu = reply.get("gpu_uuid")
         ours = str(torch.cuda.get_device_properties(self.device).uuid)
         if self.worker_gpu != ours:
