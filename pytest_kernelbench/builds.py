@@ -34,6 +34,8 @@ from pytest_kernelbench import confine, faults
 
 NEEDS_BUILD = re.compile(r"\bcpp_extension\b|\bload_inline\b")
 BUILT_MARKER = ".kb-built"
+FAILED_MARKER = ".kb-failed"  # the compiler's first lines, for a source that failed to build
+FAILED_LINE = "kernelbench: extension build failed"  # echoed by echo_build_errors
 LOCK_FILE = ".kb-lock"
 LOG_FILE = "build.log"
 POLL_S = 0.1
@@ -82,13 +84,18 @@ def build_env(folder: Path, arch: str) -> dict[str, str]:
 class Build:
     candidate: Path
     folder: Path
-    status: str = "pending"  # built, cached, deferred, failed, elsewhere (another worker has it)
+    # built, cached, deferred (nothing to build without a GPU or before the first call),
+    # failed, elsewhere (another worker has it)
+    status: str = "pending"
     seconds: float = 0.0
     message: str = ""
+    problem: Path | None = None  # whose init inputs construct the model, for a build there
 
 
-def plan(candidates: list[Path], cache_root: Path, arch: str) -> list[Build]:
-    """One build per distinct source among the candidates that need one."""
+def plan(candidates: list[Path], cache_root: Path, arch: str,
+         problems: dict[Path, Path] | None = None) -> list[Build]:
+    """One build per distinct source among the candidates that need one. A source that failed
+    to build with this toolchain before is not built again: its compiler lines are kept."""
     tools = toolchain(arch)
     builds: dict[Path, Build] = {}
     for path in candidates:
@@ -97,13 +104,22 @@ def plan(candidates: list[Path], cache_root: Path, arch: str) -> list[Build]:
             continue
         folder = build_folder(cache_root, source, tools)
         if folder not in builds:
-            builds[folder] = Build(path, folder)
+            build = builds[folder] = Build(path, folder, problem=(problems or {}).get(path))
             if not intact(folder):
                 discard(folder)
-                builds[folder].message = "its cached build had changed since it was built"
+                build.message = "its cached build had changed since it was built"
             elif (folder / BUILT_MARKER).exists():
-                builds[folder].status = "cached"
+                build.status = "cached"
+            elif (folder / FAILED_MARKER).exists():
+                build.status = "failed"
+                build.message = "failed before: " + failure(folder)
     return list(builds.values())
+
+
+def failure(folder: Path) -> str:
+    """The recorded compiler lines of a build that failed ('' when none did)."""
+    marker = folder / FAILED_MARKER
+    return marker.read_text(errors="replace") if marker.exists() else ""
 
 
 def run_builds(builds: list[Build], arch: str, jobs: int, timeout_s: float,
@@ -183,12 +199,14 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
     if protected is not None:
         scratch = build.folder / "scratch"  # removed with what it holds once the build ends
         scratch.mkdir(exist_ok=True)
-        env[confine.ENV_VAR] = confine.policy_for(build.candidate, None, scratch, build.folder,
-                                                  list(protected)).to_json()
+        env[confine.ENV_VAR] = confine.policy_for(build.candidate, build.problem, scratch,
+                                                  build.folder, list(protected)).to_json()
+    command = [sys.executable, "-m", "pytest_kernelbench.builds", str(build.candidate)]
+    if build.problem is not None:
+        command.append(str(build.problem))
     with open(build.folder / LOG_FILE, "wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "pytest_kernelbench.builds",
-                                    str(build.candidate)], env=env, stdin=subprocess.DEVNULL,
-                                   stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                   stderr=subprocess.STDOUT)
     return process, lock
 
 
@@ -201,11 +219,17 @@ def _finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> N
         # The import may still fail afterwards (no GPU here); the compile item judges that.
         build.status = "built"
         seal(build.folder, build.candidate)
-    elif returncode == 0:
-        build.status = "deferred"  # nothing built on import: the model builds when constructed
-    else:
+    elif overdue:
+        build.status = "failed"  # not recorded as the source's failure: a busy machine may
+        build.message = f"no result within {timeout_s:g} s"  # finish it next time
+    elif returncode != 0 or FAILED_LINE in log:
+        # Failed, even where the candidate caught the error and fell back to PyTorch.
         build.status = "failed"
-        build.message = f"no result within {timeout_s:g} s" if overdue else faults.one_line(first)
+        build.message = faults.one_line(first)
+        errors = faults.first_error_lines(log, limit=3) or first
+        (build.folder / FAILED_MARKER).write_text(faults.one_line(errors.replace("\n", " | ")))
+    else:
+        build.status = "deferred"  # it builds only with a GPU, or at its first call
 
 
 def libraries(folder: Path) -> dict[str, str]:
@@ -277,15 +301,50 @@ def echo_build_errors() -> None:
         try:
             return run(*args, **kwargs)
         except RuntimeError as exc:
-            print(exc, file=sys.stderr, flush=True)
+            print(f"{FAILED_LINE}:\n{exc}", file=sys.stderr, flush=True)
             raise
 
     echoing.kb_echoes = True  # type: ignore[attr-defined]
     cpp_extension._run_ninja_build = echoing
 
 
+def replay_failure(folder: Path) -> None:
+    """Make a build of this folder fail at once with its recorded compiler lines, when the same
+    source failed to build with the same toolchain before: attempted once, not in every item
+    (a module-level build that fails costs 45-77 s of nvcc each time)."""
+    import torch.utils.cpp_extension as cpp_extension
+
+    recorded = failure(folder)
+    if not recorded or getattr(cpp_extension._run_ninja_build, "kb_replays", False):
+        return
+
+    def replay(*args, **kwargs):
+        raise RuntimeError(f"Error building extension (failed before with this source and "
+                           f"toolchain, not attempted again): {recorded}")
+
+    replay.kb_replays = True  # type: ignore[attr-defined]
+    cpp_extension._run_ninja_build = replay
+
+
+def construct(candidate_module, problem_path: Path) -> None:
+    """Construct the candidate's model on the CPU with its problem's init inputs, so that a
+    build in __init__ happens here, ahead, rather than in its compile item. Its failure
+    (e.g. a .cuda() with no GPU visible) is not the build's: the item judges construction."""
+    from pytest_kernelbench.loading import build_model, import_file, make_init_args
+
+    cls = getattr(candidate_module, "ModelNew", None)
+    if not isinstance(cls, type):
+        return
+    try:
+        problem = import_file(problem_path, "kb_problem")
+        build_model(cls, make_init_args(problem, 0, "cpu"), 0, "cpu", "eval")
+    except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
+        print(f"constructing without a GPU: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
 def main(argv: list[str]) -> int:
-    """Import one candidate file, which builds its extension; report one line on failure."""
+    """Import one candidate file (argv[1]), which may build its extension, then construct its
+    model with the init inputs of its problem (argv[2]) where the import built nothing."""
     policy = os.environ.get(confine.ENV_VAR)
     if policy:  # first, while this interpreter runs one thread and no candidate code
         applied = confine.enter(confine.Policy.from_json(policy))
@@ -295,11 +354,14 @@ def main(argv: list[str]) -> int:
     echo_build_errors()
 
     try:
-        import_file(Path(argv[1]), "kb_build")
+        module = import_file(Path(argv[1]), "kb_build")
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         print(f"build of {argv[1]} failed: {type(exc).__name__}: {exc}",
               file=sys.stderr)
         return 1
+    folder = Path(os.environ.get("TORCH_EXTENSIONS_DIR", "."))
+    if len(argv) > 2 and not any(folder.rglob("*.so")):
+        construct(module, Path(argv[2]))
     return 0
 
 

@@ -280,10 +280,12 @@ class Evaluator:
         record["flags"] = record.get("flags", []) + notes + self._flags(record, ratio)
         p = self.settings.p
         if self.settings.require_kernel and record.get("torch_only"):
+            record["status"] = faults.TORCH_ONLY
             return Outcome(faults.TORCH_ONLY, "no kernel of the candidate's own ran "
                            "(--kb-require-kernel): it only called PyTorch", record=record)
         if ratio > p:
             return Outcome(faults.PASSED, record=record, candidate_samples_s=samples["candidate"])
+        record["status"] = faults.SLOWER  # correct, but not faster than p: what the item says
         return Outcome(faults.SLOWER, f"speedup {ratio:.3f} is not above p={p:g} (baseline "
                        f"{record['baseline_time'] * 1e6:.1f} us, candidate "
                        f"{record['candidate_time'] * 1e6:.1f} us)", record=record,

@@ -268,8 +268,14 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
     if jobs == 0 or not paths:
         return []
     arch = cuda_arch(device)
-    planned = builds.plan(paths, settings.build_cache or builds.default_cache_root(), arch)
+    # A candidate that builds in __init__ is constructed in its build process, with the init
+    # inputs of its problem.
+    problems = {case.candidate.path: case.problem.path for case in cases
+                if case.candidate is not None}
+    planned = builds.plan(paths, settings.build_cache or builds.default_cache_root(), arch,
+                          problems)
     pending = sum(build.status == "pending" for build in planned)
+    failed_before = sum(build.status == "failed" for build in planned)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if hasattr(config, "workerinput") or config.get_verbosity() < -1:
         reporter = None  # an xdist worker's output is not shown; -qq asks for quiet
@@ -282,8 +288,9 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
                                 f"{elapsed_s:.1f} s elapsed){detail}")
 
     if reporter is not None and planned:
-        reporter.write_line(f"kernelbench: {len(planned)} extension(s) to build, "
-                            f"{len(planned) - pending} cached, {jobs} at a time")
+        reporter.write_line(f"kernelbench: {len(planned)} extension(s): {pending} to build, "
+                            f"{len(planned) - pending - failed_before} cached, "
+                            f"{failed_before} failed before, {jobs} at a time")
     protected = (*settings.candidate_dirs, settings.build_cache or builds.default_cache_root())
     builds.run_builds(planned, arch, jobs, settings.timeout_s, on_done,
                       protected if settings.confine != "off" else None)

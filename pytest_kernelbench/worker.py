@@ -97,6 +97,8 @@ class Worker:
         init_args = loading.make_init_args(problem, seed, device)
         candidate_path = request["candidate"]
         builds.echo_build_errors()  # a build in this process leaves its compiler lines in the log
+        if os.environ.get("TORCH_EXTENSIONS_DIR"):
+            builds.replay_failure(Path(os.environ["TORCH_EXTENSIONS_DIR"]))
         module = guarded(lambda: loading.import_file(Path(candidate_path), "kb_candidate"),
                          "import", candidate_path)
         cls = getattr(module, "ModelNew", None)

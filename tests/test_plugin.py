@@ -85,6 +85,9 @@ def test_speed_items_pass_only_above_p(kb):
     result.stdout.fnmatch_lines(["*[[]slower[]] speedup * is not above p=1000*"])
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 3 and outcomes["skipped"] == 1
+    # The records say what the items say: correct, but not faster than p.
+    timed = [r for r in kb.report()["results"] if r["correct"]]
+    assert len(timed) == 3 and all(r["status"] == "slower" for r in timed)
 
 
 def test_cached_baselines_are_reused_until_retimed(kb, tmp_path):
@@ -190,7 +193,8 @@ def test_a_triton_candidate_runs_under_the_interpreter_on_cpu(kb):
 def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_compiler_line(kb):
     args = ("--kb-level=1", "--kb-timeout=600", "--kb-trials=2", "--kb-build-jobs=2")
     result = kb.run("cpp_ext", args=args)
-    result.stdout.fnmatch_lines(["kernelbench: 2 extension(s) to build, 0 cached, 2 at a time"])
+    result.stdout.fnmatch_lines(["kernelbench: 2 extension(s): 2 to build, 0 cached, 0 failed "
+                                 "before, 2 at a time"])
     result.stdout.fnmatch_lines(["kernelbench: build ?/2 built 2_ReLU.py (* s, * s elapsed)"])
     result.stdout.fnmatch_lines(["kernelbench: build ?/2 failed 1_Scale.py *main.cpp:6:22: error*"])
     records = kb.records()
@@ -203,11 +207,26 @@ def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_comp
     assert built == {"1_Scale.py": "failed", "2_ReLU.py": "built"}
     assert records[("cpp_ext", 2, "s0")]["extension"] == "built"
     assert broken["extension"] == "failed" and "error" in broken["extension_error"]
-    # The same sources again: the good build is reused, only the failed one is retried.
-    again = kb.run("cpp_ext", args=(*args, "-k", "2_ReLU"))
-    again.stdout.fnmatch_lines(["kernelbench: 1 extension(s) to build, 1 cached, 2 at a time"])
+    # The same sources again: the good build is reused, and the failed one is not built again
+    # (same source, same toolchain): its compiler lines come back from the first attempt.
+    again = kb.run("cpp_ext", args=args)
+    again.stdout.fnmatch_lines(["kernelbench: 2 extension(s): 0 to build, 1 cached, 1 failed "
+                                "before, 2 at a time"])
     assert kb.records()[("cpp_ext", 2, "s0")]["correct"]
     assert kb.records()[("cpp_ext", 2, "s0")]["extension"] == "cached"
+    retried = kb.records()[("cpp_ext", 1, "s0")]
+    assert retried["status"] == "compile_error" and "not attempted again" in retried["error"]
+    assert "main.cpp:6:22: error" in retried["extension_error"]
+
+
+def test_a_candidate_that_builds_in_its_constructor_is_built_ahead(kb):
+    result = kb.run("init_ext", args=("--kb-level=1", "--kb-timeout=600", "--kb-trials=1",
+                                      "--kb-p=0"))
+    result.stdout.fnmatch_lines(["kernelbench: build 1/1 built 2_ReLU.py (* s, * s elapsed)"])
+    record = kb.records()[("init_ext", 2, "s0")]
+    assert record["correct"] and record["extension"] in {"built", "cached"}
+    # The compile item only loaded what the build phase made.
+    assert record["harness_s"]["load"] < min(b["seconds"] for b in kb.report()["builds"])
 
 
 def test_a_candidate_that_falls_back_to_pytorch_after_its_build_failed_is_named(kb):
@@ -219,6 +238,10 @@ def test_a_candidate_that_falls_back_to_pytorch_after_its_build_failed_is_named(
     assert kb.records()[("good", 2, "s0")]["extension"] == "none"
     result.stdout.fnmatch_lines(["warning: fallback level1/2 s0 is correct but ran without its "
                                  "own kernel (its extension failed to build): *error*"])
+    # It caught the error itself, and still the build phase knew the build failed: the worker
+    # did not run the compiler again.
+    [build] = kb.report()["builds"]
+    assert build["status"] == "failed" and record["harness_s"]["load"] < build["seconds"] / 2
 
 
 def test_xdist_workers_share_the_builds_without_building_twice(kb):
