@@ -192,3 +192,48 @@ def test_a_build_another_worker_holds_is_left_to_it_and_awaited(tmp_path):
                       on_done=lambda build, done, total, elapsed: seen.append((done, total)))
     assert planned[0].status == "elsewhere" and seen == [(1, 1)]
     assert time.perf_counter() - started >= 0.4  # it waited for that build before returning
+
+
+def test_only_a_compiler_failure_is_recorded_as_the_source_s_failed_build(tmp_path):
+    folder = tmp_path / "build"
+    folder.mkdir()
+    no_gpu = builds.Build(tmp_path / "a.py", folder)
+    (folder / builds.LOG_FILE).write_text("RuntimeError: No CUDA GPUs are available\n")
+    builds._finish(no_gpu, returncode=1, overdue=False, timeout_s=60)
+    assert no_gpu.status == "failed" and not (folder / builds.FAILED_MARKER).exists()
+    compiler = builds.Build(tmp_path / "a.py", folder)
+    (folder / builds.LOG_FILE).write_text(
+        f"{builds.FAILED_LINE}:\nmain.cpp:6:22: error: expected ';'\nninja: build stopped\n")
+    builds._finish(compiler, returncode=0, overdue=False, timeout_s=60)  # caught, fell back
+    assert compiler.status == "failed"
+    assert builds.failure(folder) == "main.cpp:6:22: error: expected ';'"
+
+
+def test_on_a_cuda_run_a_build_gated_on_a_gpu_happens_in_the_build_process(tmp_path):
+    """Generated code often builds only `if torch.cuda.is_available()`; the build process of a
+    CUDA run (no GPU visible) lets it believe in one, so the build is done ahead."""
+    import os
+    import subprocess
+    import sys
+
+    candidate = tmp_path / "cand.py"
+    candidate.write_text(
+        "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n"
+        "SRC = '#include <torch/extension.h>\\ntorch::Tensor twice(torch::Tensor x) "
+        "{ return x * 2; }'\n"
+        "class ModelNew(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        if torch.cuda.is_available():\n"
+        "            self.ext = load_inline(name='kb_gated', cpp_sources=SRC, functions=['twice'])\n"
+        "        torch.zeros(1, device='cuda')  # what needs a real GPU fails here, harmlessly\n")
+    problem = tmp_path / "1_Twice.py"
+    problem.write_text("import torch\nclass Model(torch.nn.Module):\n    pass\n"
+                       "def get_inputs():\n    return [torch.randn(4)]\n"
+                       "def get_init_inputs():\n    return []\n")
+    env = {**os.environ, **builds.build_env(tmp_path / "ext", "9.0"), "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.builds", str(candidate),
+                           str(problem)], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert list((tmp_path / "ext").rglob("kb_gated*.so"))
+    assert "constructing without a GPU" in done.stderr
