@@ -129,6 +129,28 @@ def pair(problems: list[Problem], candidate_sets: dict[str, list[Candidate]]) ->
     return cases
 
 
+def misnamed(problems: list[Problem], candidates: list[Candidate]) -> list[tuple[Candidate, Problem]]:
+    """Candidates whose file (or folder) name says another problem than their id's problem:
+    `level1/19_Softmax.py` is judged against 19_ReLU. Upstream's run files carry no name."""
+    by_key = {(p.level, p.problem_id): p for p in problems}
+    found = []
+    for candidate in candidates:
+        problem = by_key.get((candidate.level, candidate.problem_id))
+        in_level_dir = LEVEL_DIR.match(candidate.path.parent.name) is not None
+        named = OWN_FILE.match(candidate.path.name) if in_level_dir \
+            else OWN_DIR.match(candidate.path.parent.name)
+        if problem is None or named is None:
+            continue
+        name = (named.group(2) or "").lstrip("_")
+        if name and _plain(name) != _plain(problem.name):
+            found.append((candidate, problem))
+    return found
+
+
+def _plain(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
 def orphans(problems: list[Problem], candidates: list[Candidate],
             levels: Iterable[int]) -> list[Candidate]:
     """Candidates of the selected levels that match no problem (likely a typo in a file name)."""

@@ -77,15 +77,23 @@ def needs_cuda(source: str) -> bool:
     return bool(CUDA_ONLY.search(source))
 
 
+class ProblemError(Exception):
+    """The problem itself failed (its inputs, its weights, its reference): its fault, not the
+    candidate's."""
+
+
 class Evaluator:
     def __init__(self, settings: Settings, device: str,
                  overrides: dict[tuple[int, int], Entry] | None = None,
-                 problem_digests: ProblemDigests | None = None, started_s: float = 0.0):
+                 problem_digests: ProblemDigests | None = None, started_s: float = 0.0,
+                 broken: dict[Path, str] | None = None):
         loading.use_exact_fp32()
         use_device(device)
         self.settings = settings
         self.overrides = overrides or {}
         self.problem_digests = problem_digests
+        # Problem file -> why it cannot be evaluated (checked at collection, or found on use).
+        self.broken: dict[Path, str] = dict(broken or {})
         self.started_s = started_s or time.time()  # builds made since then are this run's
         self._last_case: str | None = None  # named when a problem file changes under us
         self.device = device
@@ -129,7 +137,14 @@ class Evaluator:
             self._last_case = f"{case.problem.key}[{case.id}]"
             with device_lock(self.device, exclusive):
                 held_from = time.time()
-                outcome = run(case)
+                try:
+                    # A broken problem fails its cases' compile items; the later stages are
+                    # then skipped after them, so it is said once per case.
+                    known = self._problem_outcome(case) if stage == "compile" else None
+                    outcome = known or run(case)
+                except ProblemError as exc:
+                    self.broken[case.problem.path] = str(exc)
+                    outcome = self._problem_outcome(case) or Outcome(faults.RUNTIME_ERROR)
                 held_to = time.time()
             # Where the stage ran and when it held the device: a multi-GPU run's report shows
             # which GPU each worker used and that no timing overlapped other work on it.
@@ -142,6 +157,17 @@ class Evaluator:
             self._done[key] = outcome
         return self._done[key]
 
+    def _problem_outcome(self, case: Case) -> Outcome | None:
+        """The outcome of every stage of a case whose problem cannot be evaluated."""
+        defect = self.broken.get(case.problem.path)
+        if defect is None:
+            return None
+        message = f"{case.problem.path}: {defect}"
+        record = base_record(case)
+        record.update(status=faults.PROBLEM_ERROR, error=message)
+        return Outcome(faults.PROBLEM_ERROR, f"the problem, not the candidate: {message}",
+                       record=record)
+
     def _compile(self, case: Case) -> Outcome:
         record = base_record(case)
         if case.candidate is None:
@@ -153,6 +179,9 @@ class Evaluator:
             message = "CUDA-only candidate: needs a CUDA device, this run uses cpu"
             record.update(status=faults.UNSUPPORTED_DEVICE, error=message)
             return Outcome(faults.UNSUPPORTED_DEVICE, message, skipped=True, record=record)
+        # The problem first: if its inputs or reference fail, that is said of the problem
+        # (ProblemError), before the candidate's worker makes the same inputs and is blamed.
+        self._reference_output(case, self._input_seed(0))
         record["static_scan"] = scan_source(source)
         folder = Path(self._candidate_env(case)["TORCH_EXTENSIONS_DIR"])
         builds_one = builds.needs_build(source)
@@ -599,20 +628,30 @@ class Evaluator:
         import torch
 
         if self._problem_path != case.problem.path:
+            self._problem_path = None  # set once the problem has loaded
+            try:
+                self._problem = loading.import_file(case.problem.path, "kb_problem")
+                init_args = loading.make_init_args(self._problem, self.settings.seed,
+                                                   self.device)
+                self._reference = loading.build_model(self._problem.Model, init_args,
+                                                      self.settings.seed, self.device,
+                                                      self.settings.mode)
+            except Exception as exc:
+                raise ProblemError(f"its reference cannot be built: "
+                                   f"{faults.describe_exception(exc)}") from exc
             self._problem_path = case.problem.path
-            self._problem = loading.import_file(case.problem.path, "kb_problem")
-            init_args = loading.make_init_args(self._problem, self.settings.seed, self.device)
-            self._reference = loading.build_model(self._problem.Model, init_args,
-                                                  self.settings.seed, self.device,
-                                                  self.settings.mode)
             self._expected = {}
             self._reference_mutates = False
             self._per_problem = {}
         if seed not in self._expected:
-            inputs = loading.make_inputs(self._problem, seed, self.device)
-            pristine = loading.clone_inputs(inputs)
-            with torch.no_grad():
-                self._expected[seed] = self._reference(*inputs)
+            try:
+                inputs = loading.make_inputs(self._problem, seed, self.device)
+                pristine = loading.clone_inputs(inputs)
+                with torch.no_grad():
+                    self._expected[seed] = self._reference(*inputs)
+            except Exception as exc:
+                raise ProblemError(f"its inputs or reference failed: "
+                                   f"{faults.describe_exception(exc)}") from exc
             self._reference_mutates |= any(
                 isinstance(a, torch.Tensor) and not torch.equal(a, b)
                 for a, b in zip(inputs, pristine))

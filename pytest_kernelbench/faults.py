@@ -32,6 +32,9 @@ SANDBOX_VIOLATION = "sandbox_violation"
 # Statuses of the speed stage.
 SLOWER = "slower"
 TORCH_ONLY = "torch_only"
+# The problem's fault, not the candidate's: its file does not load, lacks Model, get_inputs or
+# get_init_inputs, or its reference fails. No candidate stage runs against it; not scored.
+PROBLEM_ERROR = "problem_error"
 # Not errors.
 PASSED = "passed"
 MISSING = "missing"

@@ -22,8 +22,7 @@ def import_file(path: Path, prefix: str) -> ModuleType:
     Never from a cached .pyc beside it: bytecode there could have been put by anyone who could
     write that folder, and it would run in place of the source that was read and hashed.
     """
-    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
-    name = f"{prefix}_{digest}"
+    name = module_name(path, prefix)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
@@ -36,6 +35,32 @@ def import_file(path: Path, prefix: str) -> ModuleType:
         sys.modules.pop(name, None)
         raise
     return module
+
+
+PROBLEM_NAMES = ("Model", "get_inputs", "get_init_inputs")
+
+
+def problem_defect(path: Path) -> str | None:
+    """Why a problem file cannot be evaluated, in one line, or None: it must import and define
+    class Model, get_inputs() and get_init_inputs()."""
+    try:
+        module = import_file(path, "kb_problem_check")
+    except SyntaxError as exc:
+        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+    except BaseException as exc:  # noqa: BLE001 - a problem file may raise anything on import
+        return f"does not import: {type(exc).__name__}: {exc}"
+    finally:
+        sys.modules.pop(module_name(path, "kb_problem_check"), None)
+    missing = [name for name in PROBLEM_NAMES if not callable(getattr(module, name, None))]
+    if missing:
+        return f"defines no {', '.join(missing)}"
+    if not isinstance(module.Model, type):
+        return "Model is not a class"
+    return None
+
+
+def module_name(path: Path, prefix: str) -> str:
+    return f"{prefix}_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]}"
 
 
 def use_exact_fp32() -> None:

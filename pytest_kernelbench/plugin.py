@@ -10,6 +10,7 @@ import pytest
 from pytest_kernelbench import confine, discovery, options, report, schedule, scoring, upstream
 from pytest_kernelbench.devices import bind_device
 from pytest_kernelbench.integrity import ProblemDigests
+from pytest_kernelbench.loading import problem_defect
 from pytest_kernelbench.manifest import Entry, load_manifest
 from pytest_kernelbench.suite import STAGES
 
@@ -45,7 +46,7 @@ def kb_evaluator(request: pytest.FixtureRequest):
 
     run = request.config.stash[RUN_KEY]
     evaluator = Evaluator(run.settings, run.device, run.manifest, run.problem_digests,
-                          run.started_s)
+                          run.started_s, run.broken)
     yield evaluator
     evaluator.close()
 
@@ -65,10 +66,16 @@ class KernelBenchRun:
         self.records: dict[tuple, dict] = {}
         self.stages: dict[tuple, int] = {}  # the latest stage each record came from
         self.orphans: list[discovery.Candidate] = []  # candidate files that match no problem
+        self.misnamed: list = []  # (candidate, problem) whose file name says another problem
         self.builds: list = []  # extension builds run ahead of the items (builds.Build)
         self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
         # Hashed before any candidate runs; checked before every stage (see integrity.py).
         self.problem_digests = ProblemDigests([problem.path for problem in problems])
+        # Problems that cannot be evaluated (no candidate stage runs against them, see
+        # evaluation.ProblemError), checked once here where a set has a candidate for them.
+        wanted = {case.problem for case in cases if case.candidate is not None}
+        self.broken = {problem.path: defect for problem in sorted(wanted)
+                       if (defect := problem_defect(problem.path)) is not None}
         self.started_s = time.time()  # before the builds: what they build counts as this run's
 
     @classmethod
@@ -99,6 +106,8 @@ class KernelBenchRun:
                   discovery.pair(problems, sets), manifest)
         run.orphans = [c for found in sets.values()
                        for c in discovery.orphans(all_problems, found, settings.levels)]
+        run.misnamed = [pair for found in sets.values()
+                        for pair in discovery.misnamed(problems, found)]
         if settings.costs_path is not None and hasattr(config, "workerinput"):
             try:
                 run.costs = schedule.read_costs(settings.costs_path)
@@ -220,10 +229,12 @@ class KernelBenchRun:
         upstream_rows = scoring.summarize([upstream.as_upstream_record(r) for r in records], ps)
         if config.get_verbosity() >= -1:
             terminalreporter.write_sep("=", f"kernelbench: fast_p on {self.device}")
-            for orphan in self.orphans:
-                terminalreporter.write_line(
-                    f"warning: {orphan.path} matches no problem (level {orphan.level}, "
-                    f"id {orphan.problem_id}) and was not evaluated", yellow=True)
+            for line in report.problem_lines(records):
+                terminalreporter.write_line(line, red=True)
+            for line in report.orphan_lines(self.orphans, config.get_verbosity() > 0):
+                terminalreporter.write_line(line, yellow=True)
+            for line in report.misnamed_lines(self.misnamed):
+                terminalreporter.write_line(line, yellow=True)
             for line in report.render_table(rows, self.settings.p).splitlines():
                 terminalreporter.write_line(line)
             for line in report.fallback_lines(records):

@@ -10,6 +10,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from pytest_kernelbench.faults import PROBLEM_ERROR
 from pytest_kernelbench.options import Settings
 from pytest_kernelbench.scoring import SetSummary
 
@@ -39,6 +40,33 @@ def render_table(rows: list[SetSummary], p: float) -> str:
             "-" if row.geomean_speedup is None else f"{row.geomean_speedup:.3f}x",
         ])
     return tabulate(body, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+def problem_lines(records: list[dict]) -> list[str]:
+    """One line per problem that could not be evaluated (its cases are not scored)."""
+    broken: dict[str, list[dict]] = {}
+    for record in records:
+        if record.get("status") == PROBLEM_ERROR:
+            broken.setdefault(record["error"], []).append(record)
+    return [f"error: {message} ({len(cases)} case(s) not evaluated, not scored)"
+            for message, cases in broken.items()]
+
+
+def orphan_lines(orphans: list, verbose: bool) -> list[str]:
+    """Candidate files that match no problem: counted in one line, each listed under -v."""
+    if not orphans:
+        return []
+    lines = [f"warning: {len(orphans)} candidate file(s) match no selected problem and were "
+             "not evaluated" + ("" if verbose else " (-v lists them)")]
+    if verbose:
+        lines += [f"  {c.path} (level {c.level}, id {c.problem_id})" for c in orphans]
+    return lines
+
+
+def misnamed_lines(misnamed: list) -> list[str]:
+    """Candidate files whose name names another problem than their id's (a likely typo)."""
+    return [f"warning: {candidate.path} is judged as {problem.key} (its id), but its name says "
+            f"otherwise" for candidate, problem in misnamed]
 
 
 def fallback_lines(records: list[dict]) -> list[str]:

@@ -52,10 +52,12 @@ def best_speedup(samples: list[dict]) -> float | None:
 
 
 def summarize(records: Iterable[dict], ps: Iterable[float]) -> list[SetSummary]:
-    """One row per (candidate set, level), in first-seen set order then level order."""
+    """One row per (candidate set, level), in first-seen set order then level order. A problem
+    that could not be evaluated (status problem_error) is no task: it is left out."""
     groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for record in records:
-        groups[(record["candidate_set"], record["level"])].append(record)
+        if record.get("status") != "problem_error":
+            groups[(record["candidate_set"], record["level"])].append(record)
     set_order = list(dict.fromkeys(key[0] for key in groups))
     rows = []
     for (set_name, level), members in sorted(groups.items(),

@@ -5,6 +5,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,12 @@ def test_a_candidate_that_rewrites_another_problem_is_refused_and_the_run_goes_o
     assert record["status"] == "sandbox_violation"
     assert record["error"].startswith("refused by the sandbox: PermissionError")
     assert (problems / "level1" / "3_WideSoftmax.py").read_text() == softmax
+
+
+def test_problems_and_candidates_the_harness_imported_add_no_read_root(tmp_path, monkeypatch):
+    import types
+
+    module = types.ModuleType("kb_problem_0123")
+    module.__file__ = str(tmp_path / "problems" / "level1" / "3_WideSoftmax.py")
+    monkeypatch.setitem(sys.modules, "kb_problem_0123", module)
+    assert str(tmp_path / "problems" / "level1") not in confine.python_read_roots()

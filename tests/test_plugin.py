@@ -422,7 +422,40 @@ def test_a_problem_file_changed_by_a_candidate_stops_the_run_and_keeps_what_was_
     assert ("tampers", 3, "s0") not in records
 
 
-def test_a_candidate_file_that_matches_no_problem_is_named_in_the_summary(kb):
+def test_candidate_files_that_match_no_problem_are_counted_and_listed_under_v(kb):
     result = kb.run("stray", args=("-k", "ReLU", "--kb-trials=1", "--kb-p=0"))
-    result.stdout.fnmatch_lines(["warning: *stray/level1/42_Typo.py matches no problem "
-                                 "(level 1, id 42) and was not evaluated"])
+    result.stdout.fnmatch_lines(["warning: 1 candidate file(s) match no selected problem and "
+                                 "were not evaluated (-v lists them)"])
+    assert "42_Typo.py" not in result.stdout.str()
+    result = kb.run("stray", args=("-k", "ReLU", "--kb-trials=1", "--kb-p=0", "-v"))
+    result.stdout.fnmatch_lines(["  *stray/level1/42_Typo.py (level 1, id 42)"])
+
+
+def test_a_candidate_whose_file_name_names_another_problem_is_warned_about(kb):
+    result = kb.run("stray", args=("-k", "Scale", "--kb-trials=1", "--kb-p=0"))
+    result.stdout.fnmatch_lines(["warning: *stray/level1/1_Softmax.py is judged as "
+                                 "level1/1_Scale (its id), but its name says otherwise"])
+    assert "2_ReLU.py is judged" not in result.stdout.str()
+
+
+def test_a_broken_problem_is_the_problem_s_fault_and_said_once(kb):
+    result = kb.run("good", problems="broken_problems", args=("--kb-trials=1", "--kb-p=0"))
+    records = {(r["level"], r["problem_id"]): r for r in kb.report()["results"]}
+    relu, chain = records[(1, 2)], records[(2, 1)]
+    # A syntax error at collection, a reference that fails at run time: neither is the
+    # candidate's, each names the problem's file, and no candidate stage runs against it.
+    assert relu["status"] == "problem_error" and not relu["compiled"]
+    assert relu["error"].endswith("2_ReLU.py: SyntaxError: invalid syntax (line 10)")
+    assert chain["status"] == "problem_error" and "1_Linear_ReLU.py: its inputs or reference " \
+        "failed: RuntimeError" in chain["error"]
+    assert "harness_s" not in relu
+    result.stdout.fnmatch_lines(["[[]problem_error[]] the problem, not the candidate: "
+                                 "*2_ReLU.py: SyntaxError*"])
+    result.stdout.fnmatch_lines(["error: *2_ReLU.py: SyntaxError: invalid syntax (line 10) "
+                                 "(1 case(s) not evaluated, not scored)"])
+    assert "kb_problem_" not in result.stdout.str()  # no internal module names
+    # Not scored: level 1 counts the two problems that could be evaluated.
+    level1 = next(row for row in kb.report()["summary"] if row["level"] == 1)
+    assert (level1["problems"], level1["correct"]) == (2, 1)
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] == 2  # the compile items of the two broken problems, nothing more
