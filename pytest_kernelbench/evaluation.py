@@ -96,6 +96,7 @@ class Evaluator:
         self.broken: dict[Path, str] = dict(broken or {})
         self.started_s = started_s or time.time()  # builds made since then are this run's
         self._last_case: str | None = None  # named when a problem file changes under us
+        self._deadline = float("inf")  # when the running stage's --kb-timeout runs out
         self.device = device
         env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
         # Candidate code may not read other candidates or the builds made from them.
@@ -137,6 +138,10 @@ class Evaluator:
             self._last_case = f"{case.problem.key}[{case.id}]"
             with device_lock(self.device, exclusive):
                 held_from = time.time()
+                # --kb-timeout bounds the stage: its requests share what is left of it (a stage
+                # that runs an earlier one first gets its own time back afterwards).
+                began = time.monotonic()
+                outer, self._deadline = self._deadline, began + self.settings.timeout_s
                 try:
                     # A broken problem fails its cases' compile items; the later stages are
                     # then skipped after them, so it is said once per case.
@@ -145,6 +150,8 @@ class Evaluator:
                 except ProblemError as exc:
                     self.broken[case.problem.path] = str(exc)
                     outcome = self._problem_outcome(case) or Outcome(faults.RUNTIME_ERROR)
+                finally:
+                    self._deadline = outer + (time.monotonic() - began)
                 held_to = time.time()
             # Where the stage ran and when it held the device: a multi-GPU run's report shows
             # which GPU each worker used and that no timing overlapped other work on it.
@@ -603,7 +610,8 @@ class Evaluator:
                   "mode": self.settings.mode,
                   "env": self._candidate_env(case), **extra}
         started = time.perf_counter()
-        reply = self.sandbox.request(header, timeout_s or self.settings.timeout_s)
+        left = max(self._deadline - time.monotonic(), 0.001)
+        reply = self.sandbox.request(header, min(timeout_s or left, left))
         spent = dict(record.get("harness_s") or {})
         spent[op] = round(spent.get(op, 0.0) + time.perf_counter() - started, 6)
         record["harness_s"] = spent

@@ -174,8 +174,14 @@ def add_options(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--kb-timeout", dest="kb_timeout", type=parse_seconds, metavar="SECONDS", default=None,
-        help="limit for each stage of each candidate; past it the stage fails with status "
-        "timeout (default: 300).",
+        help="limit for each stage of each candidate (compile, correct with all its trials, "
+        "speed with all its timing); past it the stage fails with status timeout (default: "
+        "300).",
+    )
+    group.addoption(
+        "--kb-build-timeout", dest="kb_build_timeout", type=parse_seconds, metavar="SECONDS",
+        default=None,
+        help="limit for each extension build run ahead of the items (default: 600).",
     )
     group.addoption(
         "--kb-seed", dest="kb_seed", type=int, metavar="N", default=None,
@@ -297,6 +303,7 @@ class Settings:
     device: str = "auto"
     mode: str = "train"
     timeout_s: float = 300.0
+    build_timeout_s: float = 600.0
     seed: int = 42
     report_path: Path | None = None
     time_budget_s: float = 1.0
@@ -369,6 +376,7 @@ def read_settings(config: pytest.Config) -> Settings | None:
         device=parsed_option("kb_device", parse_device, "auto"),
         mode=config.getoption("kb_mode") or "train",
         timeout_s=parsed_option("kb_timeout", parse_seconds, 300.0),
+        build_timeout_s=_default(config.getoption("kb_build_timeout"), 600.0),
         seed=_default(config.getoption("kb_seed"), 42),
         report_path=report_path,
         time_budget_s=float(_benchmark_option(config, "benchmark_max_time", 1.0)),

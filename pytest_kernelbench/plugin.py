@@ -303,7 +303,7 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
                             f"{len(planned) - pending - failed_before} cached, "
                             f"{failed_before} failed before, {jobs} at a time")
     protected = (*settings.candidate_dirs, settings.build_cache or builds.default_cache_root())
-    builds.run_builds(planned, arch, jobs, settings.timeout_s, on_done,
+    builds.run_builds(planned, arch, jobs, settings.build_timeout_s, on_done,
                       protected if settings.confine != "off" else None)
     return planned
 

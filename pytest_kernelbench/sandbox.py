@@ -45,6 +45,11 @@ class Reply:
     log: str = ""  # what the worker printed while answering (e.g. a failed build's compiler)
 
 
+def seconds(value: float) -> str:
+    """A limit as people write it: 300, 12, 2.5 (what is left of a stage's limit is rounded)."""
+    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
+
+
 def violation(attempts: list[str], confinement: str) -> Fault:
     """The verdict on a candidate that tried what its confinement refuses."""
     how = "refused" if not confinement.startswith("none") else "not prevented: unconfined"
@@ -110,7 +115,7 @@ class Sandbox:
             wire.write_message(self.to_child, {**header, "cuda_ipc": self.cuda_ipc})
             if not self._wait_readable(timeout_s):
                 self.stop_child()
-                return Fault(faults.TIMEOUT, f"no answer within {timeout_s:g} s (--kb-timeout); "
+                return Fault(faults.TIMEOUT, f"no answer within {seconds(timeout_s)} s (--kb-timeout); "
                              "the worker was killed", self._log_since(log_start))
             reply, payload = wire.read_message(self.from_child)
         except (EOFError, OSError):
