@@ -112,6 +112,15 @@ def parse_confine(text: str) -> str:
     return text
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    from pytest_kernelbench.schedule import parse_shard as parse
+
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"shard: {exc}") from None
+
+
 def parse_fraction(text: str) -> float:
     return _number(text, float, "expected a number, got {text}", lambda v: 0 <= v < 1,
                    "expected a fraction in [0, 1), got {text}")
@@ -264,6 +273,19 @@ def add_options(parser: pytest.Parser) -> None:
         "else warn; require: stop where it cannot; off (default: auto).",
     )
     group.addoption(
+        "--kb-shard", dest="kb_shard", type=parse_shard, metavar="I/N", default=None,
+        help="run only the I-th of N shards of the cases, split the same way on every machine "
+        "(longest first, by the report named by --kb-costs, which every shard must be given "
+        "alike; else by level); merge the shards' reports with kernelbench-report merge "
+        "(default: all cases).",
+    )
+    group.addoption(
+        "--kb-resume", dest="kb_resume", metavar="PATH", default=None,
+        help="reuse the records of an earlier run (its JSON report, or the .jsonl stream it "
+        "wrote as it went) whose candidate, problem and verdict settings are unchanged; those "
+        "cases are not run again (default: none).",
+    )
+    group.addoption(
         "--kb-costs", dest="kb_costs", metavar="REPORT", default=None,
         help="under xdist, hand out the most expensive cases first, as an earlier JSON report "
         "timed them; 'none' keeps the problem order (default: the --kb-report file, when an "
@@ -322,6 +344,8 @@ class Settings:
     upstream_rules: str = "v0"
     allow_input_changes: bool = False
     confine: str = "auto"
+    shard: tuple[int, int] | None = None  # (index from 1, count)
+    resume_path: Path | None = None
 
 
 def read_settings(config: pytest.Config) -> Settings | None:
@@ -395,6 +419,8 @@ def read_settings(config: pytest.Config) -> Settings | None:
         upstream_rules=config.getoption("kb_upstream_rules") or "v0",
         allow_input_changes=bool(config.getoption("kb_allow_input_changes")),
         confine=config.getoption("kb_confine") or "auto",
+        shard=config.getoption("kb_shard"),
+        resume_path=_existing_file(config.getoption("kb_resume"), cli_base, "--kb-resume"),
     )
 
 
@@ -431,4 +457,13 @@ def _existing_dir(text: str, base: Path, option: str) -> Path:
     path = (base / Path(text).expanduser()).resolve()
     if not path.is_dir():
         raise pytest.UsageError(f"{option}: no such folder: {text}")
+    return path
+
+
+def _existing_file(text: str | None, base: Path, option: str) -> Path | None:
+    if not text:
+        return None
+    path = (base / Path(text).expanduser()).resolve()
+    if not path.is_file():
+        raise pytest.UsageError(f"{option}: no such file: {text}")
     return path

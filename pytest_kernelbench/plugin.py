@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench import confine, discovery, options, report, schedule, scoring, upstream
+from pytest_kernelbench import (
+    confine,
+    discovery,
+    options,
+    report,
+    resume,
+    schedule,
+    scoring,
+    upstream,
+)
 from pytest_kernelbench.devices import bind_device
 from pytest_kernelbench.integrity import ProblemDigests
 from pytest_kernelbench.loading import problem_defect
@@ -69,6 +79,13 @@ class KernelBenchRun:
         self.misnamed: list = []  # (candidate, problem) whose file name says another problem
         self.builds: list = []  # extension builds run ahead of the items (builds.Build)
         self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
+        # What each case's record is made from, and the records an earlier run left that
+        # still stand for their case (--kb-resume); those cases do not run again.
+        settings_key = resume.settings_digest(settings, device)
+        self.fingerprints = {case_key(case): resume.fingerprint(
+            case, settings_key, self._tolerances(case)) for case in cases}
+        self.resumed: dict[tuple, dict] = {}
+        self.stream: resume.RecordStream | None = None
         # Hashed before any candidate runs; checked before every stage (see integrity.py).
         self.problem_digests = ProblemDigests([problem.path for problem in problems])
         # Problems that cannot be evaluated (no candidate stage runs against them, see
@@ -108,13 +125,54 @@ class KernelBenchRun:
                        for c in discovery.orphans(all_problems, found, settings.levels)]
         run.misnamed = [pair for found in sets.values()
                         for pair in discovery.misnamed(problems, found)]
-        if settings.costs_path is not None and hasattr(config, "workerinput"):
+        if settings.costs_path is not None:
             try:
                 run.costs = schedule.read_costs(settings.costs_path)
             except schedule.CostsError as exc:
                 if config.getoption("kb_costs"):  # asked for by name: say so; else ignore it
                     raise pytest.UsageError(f"--kb-costs: {exc}") from None
+        if settings.resume_path is not None:
+            try:
+                earlier = resume.read_records(settings.resume_path)
+            except resume.ResumeError as exc:
+                raise pytest.UsageError(f"--kb-resume: {exc}") from None
+            run.resumed = resume.reusable(earlier, run.fingerprints)
+            for key, record in run.resumed.items():
+                run.records[key] = record
+                run.stages[key] = len(STAGES) - 1
         return run
+
+    def _tolerances(self, case: discovery.Case) -> tuple:
+        entry = self.manifest.get((case.problem.level, case.problem.problem_id), _NO_ENTRY)
+        return (entry.atol, entry.rtol)
+
+    def _wanted(self, case: discovery.Case) -> bool:
+        """Whether this process runs the case: not resumed, and in its shard (--kb-shard)."""
+        if case_key(case) in self.resumed:
+            return False
+        if self.settings.shard is None:
+            return True
+        return self.shards[case] == self.settings.shard[0]
+
+    @functools.cached_property
+    def shards(self) -> dict[discovery.Case, int]:
+        # Every shard must split alike: by costs named on the command line only, never by the
+        # default (this machine's last report, which differs from shard to shard).
+        count = self.settings.shard[1] if self.settings.shard else 1
+        named = self.costs if self.config.getoption("kb_costs") else {}
+        return schedule.shard_of(self.cases, named, count)
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # Records are streamed as they settle, by the process that writes the report.
+        path = self.settings.report_path
+        if path is not None and not hasattr(self.config, "workerinput"):
+            self.stream = resume.RecordStream(resume.stream_path(path))
+            for record in self.resumed.values():
+                self.stream.write(record, len(STAGES) - 1)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.stream is not None:
+            self.stream.close()
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
@@ -163,7 +221,11 @@ class KernelBenchRun:
         # Stages of one case run back to back, so the worker keeps the candidate loaded.
         ours.sort(key=lambda item: (case_order[item.callspec.params["kb_case"]],  # type: ignore[attr-defined]
                                     STAGES.index(item.originalname)))  # type: ignore[attr-defined]
-        items.extend(ours)
+        kept = [item for item in ours if self._wanted(item.callspec.params["kb_case"])]  # type: ignore[attr-defined]
+        if len(kept) < len(ours):
+            dropped = [item for item in ours if item not in set(kept)]
+            self.config.hook.pytest_deselected(items=dropped)
+        items.extend(kept)
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "kb_case" not in metafunc.fixturenames:
@@ -214,11 +276,13 @@ class KernelBenchRun:
             if name != "kernelbench" or not isinstance(value, dict):
                 continue
             record, stage = value["record"], value["stage"]
-            key = (record["candidate_set"], record["level"], record["problem_id"],
-                   record["sample"])
+            key = resume.record_key(record)
+            record["fingerprint"] = self.fingerprints.get(key)
             if stage >= self.stages.get(key, -1):
                 self.stages[key] = stage
                 self.records[key] = record
+                if self.stream is not None:
+                    self.stream.write(record, stage)
 
     def pytest_terminal_summary(self, terminalreporter, config: pytest.Config) -> None:
         if hasattr(config, "workerinput") or not self.records:
@@ -306,6 +370,11 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
     builds.run_builds(planned, arch, jobs, settings.build_timeout_s, on_done,
                       protected if settings.confine != "off" else None)
     return planned
+
+
+def case_key(case: discovery.Case) -> tuple:
+    """The key of a case's record: (set, level, problem id, sample)."""
+    return (case.set_name, case.problem.level, case.problem.problem_id, case.sample)
 
 
 def case_scope(nodeid: str) -> str:

@@ -26,10 +26,12 @@ def format_p(p: float) -> str:
     return f"{p:g}"
 
 
-def render_table(rows: list[SetSummary], p: float) -> str:
+def render_table(rows: list[SetSummary], p: float, ps: list[float] | None = None) -> str:
+    """The fast_p table: fast_0, fast_1 and fast_p, or the thresholds ps (each row must hold
+    them)."""
     from tabulate import tabulate
 
-    ps = summary_ps(p)
+    ps = ps or summary_ps(p)
     headers = ["set", "level", "problems", "missing", "compiled", "correct",
                *[f"fast_{format_p(x)}" for x in ps], "geomean speedup (correct)"]
     body = []

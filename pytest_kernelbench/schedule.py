@@ -60,3 +60,31 @@ def expected_cost(case: Case, costs: dict[tuple, float]) -> float:
 def longest_first(cases: Sequence[Case], costs: dict[tuple, float]) -> list[Case]:
     """Cases by expected cost, highest first; ties keep their order (stable sort)."""
     return sorted(cases, key=lambda case: -expected_cost(case, costs))
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """'2/4' -> (2, 4): the second of four shards; ValueError with the reason otherwise."""
+    index, slash, count = text.partition("/")
+    if not slash or not index.strip().isdigit() or not count.strip().isdigit():
+        raise ValueError(f"expected I/N such as 1/4, got {text!r}")
+    i, n = int(index), int(count)
+    if n < 1 or not 1 <= i <= n:
+        raise ValueError(f"expected 1 <= I <= N, got {text!r}")
+    return i, n
+
+
+def shard_of(cases: Sequence[Case], costs: dict[tuple, float], count: int) -> dict[Case, int]:
+    """Each case's shard (1..count): the longest first, each to the shard with the least expected
+    work so far (ties to the lowest shard). Every shard computes the same split from the same
+    cases and costs, so shards run on separate machines cover each case exactly once."""
+    load = [0.0] * count
+    assigned: dict[Case, int] = {}
+    # Ties are broken by the case itself, not by the order it came in.
+    ordered = sorted(cases, key=lambda c: (-expected_cost(c, costs), c.problem.level,
+                                           c.problem.problem_id, c.set_name, c.sample))
+    for case in ordered:
+        shard = min(range(count), key=lambda s: (load[s], s))
+        # A case with no candidate costs nothing; spread such cases by count instead.
+        load[shard] += expected_cost(case, costs) or 1e-6
+        assigned[case] = shard + 1
+    return assigned

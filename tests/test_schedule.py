@@ -6,7 +6,14 @@ from pathlib import Path
 import pytest
 
 from pytest_kernelbench.discovery import Candidate, Case, Problem
-from pytest_kernelbench.schedule import CostsError, expected_cost, longest_first, read_costs
+from pytest_kernelbench.schedule import (
+    CostsError,
+    expected_cost,
+    longest_first,
+    parse_shard,
+    read_costs,
+    shard_of,
+)
 
 
 def _case(level: int, pid: int, set_name: str = "a", candidate: bool = True) -> Case:
@@ -54,3 +61,27 @@ def test_xdist_gets_the_longest_cases_first():
     assert [(c.problem.level, c.problem.problem_id) for c in order] == [(1, 2), (3, 1), (1, 1), (2, 1)]
     # with no report at all, deeper levels first, the rest in problem order
     assert [c.problem.level for c in longest_first(cases, {})] == [3, 2, 1, 1]
+
+
+@pytest.mark.parametrize(("text", "parsed"), [("1/1", (1, 1)), ("2/4", (2, 4))])
+def test_a_shard_is_written_i_of_n(text, parsed):
+    assert parse_shard(text) == parsed
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "2", "a/b", "1/0", "-1/2"])
+def test_a_shard_outside_1_to_n_is_refused(text):
+    with pytest.raises(ValueError, match="expected"):
+        parse_shard(text)
+
+
+def test_shards_cover_every_case_once_and_balance_the_expected_work():
+    cases = [_case(level, pid) for level in (1, 2, 3) for pid in range(1, 9)]
+    costs = {("a", 3, 1, "s0"): 40.0, ("a", 1, 2, "s0"): 1.0}
+    split = shard_of(cases, costs, 3)
+    assert set(split) == set(cases) and set(split.values()) == {1, 2, 3}
+    assert shard_of(list(reversed(cases)), costs, 3) == split  # the same on every machine
+    work = {s: sum(expected_cost(c, costs) for c in cases if split[c] == s) for s in (1, 2, 3)}
+    # The 40 s case fills one shard nearly alone; the rest share the remainder evenly.
+    assert max(work.values()) - min(work.values()) <= 40.0 - 8.0
+    alone = split[_case(3, 1)]
+    assert sum(split[c] == alone for c in cases) < len(cases) / 3

@@ -1,0 +1,121 @@
+"""`kernelbench-report`: read, merge and summarise the plugin's reports without running pytest.
+
+    kernelbench-report summary REPORT [REPORT ...] [--p 1,2]
+    kernelbench-report merge -o MERGED.json REPORT [REPORT ...]
+
+A REPORT is a JSON report (`--kb-report`) or the JSON-lines stream a run writes beside it as
+records settle (`.jsonl`, all that is left of a run that died). `merge` joins the reports of
+the shards of one run (`--kb-shard=I/N`) into one report with the same summary an unsharded run
+gives; it refuses reports made with other verdict settings, or that disagree on a case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pytest_kernelbench import report, resume, scoring, upstream
+
+
+class MergeError(Exception):
+    pass
+
+
+def load(path: Path) -> tuple[dict, list[dict]]:
+    """(the report without its records, or {} for a stream; the records)."""
+    records = resume.read_records(path)
+    if path.suffix == ".jsonl":
+        return {}, records
+    document = json.loads(path.read_text())
+    return {key: value for key, value in document.items() if key != "results"}, records
+
+
+def merge(paths: list[Path]) -> dict:
+    """One report from several shards' reports (see the module docstring)."""
+    head: dict = {}
+    by_key: dict[tuple, tuple[Path, dict]] = {}
+    settings: dict[str, Path] = {}
+    builds: list = []
+    for path in paths:
+        document, records = load(path)
+        head = head or document
+        builds += document.get("builds") or []
+        for record in records:
+            key = resume.record_key(record)
+            made_with = (record.get("fingerprint") or {}).get("settings")
+            if made_with is not None:
+                settings.setdefault(made_with, path)
+            if key in by_key and _verdict(by_key[key][1]) != _verdict(record):
+                raise MergeError(f"{by_key[key][0]} and {path} disagree on {_name(key)}: "
+                                 f"{_verdict(by_key[key][1])} against {_verdict(record)}")
+            by_key.setdefault(key, (path, record))
+    if len(settings) > 1:
+        first, second = list(settings.values())[:2]
+        raise MergeError(f"{first} and {second} were made with different verdict settings "
+                         "(p, trials, tolerances, timing, ...): their records do not add up")
+    records = [record for _, record in by_key.values()]
+    config = dict(head.get("config") or {})
+    config.pop("shard", None)
+    ps = report.summary_ps(float(config.get("p", 1.0)))
+    return {
+        "schema_version": report.SCHEMA_VERSION,
+        "environment": head.get("environment") or {},
+        "config": config,
+        "summary": report.summary_rows(scoring.summarize(records, ps)),
+        "summary_upstream": report.summary_rows(scoring.summarize(
+            [upstream.as_upstream_record(r) for r in records], ps)),
+        "results": sorted(records, key=lambda r: (r["candidate_set"], r["level"],
+                                                   r["problem_id"], r["sample"])),
+        "builds": builds,
+        "merged_from": [str(path) for path in paths],
+    }
+
+
+def _verdict(record: dict) -> tuple:
+    return (record.get("status"), record.get("fingerprint"))
+
+
+def _name(key: tuple) -> str:
+    set_name, level, problem_id, sample = key
+    return f"{set_name} level{level}/{problem_id} {sample}"
+
+
+def parse_ps(text: str) -> list[float]:
+    try:
+        return sorted({float(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers such as 1,2, got {text!r}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kernelbench-report", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    summary = commands.add_parser("summary", help="print fast_p tables of one or more reports")
+    summary.add_argument("reports", nargs="+", type=Path)
+    summary.add_argument("--p", type=parse_ps, default=None, metavar="P[,P]",
+                         help="speedup thresholds (default: 0, 1 and the run's p)")
+    joined = commands.add_parser("merge", help="merge the reports of a run's shards")
+    joined.add_argument("reports", nargs="+", type=Path)
+    joined.add_argument("-o", "--output", type=Path, required=True)
+    args = parser.parse_args(argv)
+    try:
+        merged = merge(args.reports)
+    except (MergeError, resume.ResumeError, OSError, ValueError) as exc:
+        print(f"kernelbench-report: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "merge":
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(report.dump_json(merged))
+        print(f"{len(merged['results'])} records from {len(args.reports)} report(s): {args.output}")
+        return 0
+    p = float(merged["config"].get("p", 1.0))
+    ps = args.p if args.p is not None else report.summary_ps(p)
+    records = merged["results"]
+    print(report.render_table(scoring.summarize(records, ps), p, ps))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

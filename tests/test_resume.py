@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from pytest_kernelbench import cli, resume
+
+EXAMPLES = Path(__file__).parent / "examples"
+FAST = ("--kb-trials=1", "--kb-p=0")
+
+
+def statuses(records) -> dict[tuple, str]:
+    return {resume.record_key(r): r["status"] for r in records}
+
+
+def test_two_shards_merge_to_the_verdicts_of_one_run(kb):
+    whole = kb.run("good", "broken", args=(*FAST, "--kb-level=1", "--kb-timeout=5"))
+    one_run = kb.report()
+    reports, ran = [], 0
+    for index in (1, 2):
+        shard = kb.run("good", "broken", args=(*FAST, "--kb-level=1", "--kb-timeout=5",
+                                               f"--kb-shard={index}/2"))
+        ran += sum(shard.parseoutcomes().get(k, 0) for k in ("passed", "failed", "skipped"))
+        path = kb.pytester.path / f"shard{index}.json"
+        shutil.copy(kb.pytester.path / "report.json", path)
+        reports.append(path)
+    # Each item ran in exactly one shard, and no shard was empty.
+    assert ran == sum(whole.parseoutcomes().get(k, 0) for k in ("passed", "failed", "skipped"))
+    assert all(json.loads(path.read_text())["results"] for path in reports)
+    merged_path = kb.pytester.path / "merged.json"
+    assert cli.main(["merge", "-o", str(merged_path), *map(str, reports)]) == 0
+    merged = json.loads(merged_path.read_text())
+    assert statuses(merged["results"]) == statuses(one_run["results"])
+    counts = ("problems", "missing", "compiled", "correct", "fast_0")
+
+    def table(summary: list[dict]) -> dict:
+        return {(row["candidate_set"], row["level"]): [row[k] for k in counts] for row in summary}
+
+    assert table(merged["summary"]) == table(one_run["summary"])
+
+
+def test_an_interrupted_run_resumed_gives_the_report_of_an_uninterrupted_one(kb):
+    kb.run("good", args=FAST)
+    uninterrupted = statuses(kb.report()["results"])
+    # The first run gets as far as the Scale case (and dies: only its stream is left).
+    kb.run("good", args=(*FAST, "-k", "Scale"))
+    (kb.pytester.path / "report.json").unlink()
+    stream = kb.pytester.path / "report.jsonl"
+    before = {resume.record_key(r): r for r in resume.read_records(stream)}
+    scale = before[("good", 1, 1, "s0")]
+    with stream.open("a") as handle:
+        handle.write('{"stage": 2, "record": {"candidate_s')  # cut off mid-line by the crash
+    result = kb.run("good", args=(*FAST, f"--kb-resume={stream}"))
+    result.stdout.fnmatch_lines(["*3 deselected*"])  # the Scale case's three items
+    records = {resume.record_key(r): r for r in kb.report()["results"]}
+    assert statuses(records.values()) == uninterrupted
+    assert records[("good", 1, 1, "s0")]["candidate_time"] == scale["candidate_time"]
+    # The new stream holds the reused record too: a second interruption loses nothing.
+    assert ("good", 1, 1, "s0") in {resume.record_key(r) for r in resume.read_records(stream)}
+
+
+def test_a_record_is_not_reused_once_its_candidate_changed(kb):
+    candidates = kb.pytester.path / "mine"
+    shutil.copytree(EXAMPLES / "candidates" / "good", candidates)
+    argv = [*kb.plugin_args, f"--kb-problems={EXAMPLES / 'problems'}", "--kb-report=report.json",
+            "--benchmark-max-time=0.001", "-p", "no:cacheprovider", f"--kb-candidates={candidates}",
+            *FAST, "-k", "ReLU"]
+    kb.pytester.runpytest(*argv)
+    first = kb.pytester.path / "first.json"
+    shutil.copy(kb.pytester.path / "report.json", first)
+    relu = candidates / "level1" / "2_ReLU.py"
+    relu.write_text(relu.read_text() + "\n# changed\n")
+    # -k ReLU picks 2_ReLU and 1_Linear_ReLU (six items of twelve): the unchanged one is
+    # reused, the changed one runs again.
+    result = kb.pytester.runpytest(*argv, f"--kb-resume={first}")
+    result.assert_outcomes(passed=3, deselected=9)
+    result.stdout.fnmatch_lines(["level1/2_ReLU ...*"])
+    # Other verdict settings: nothing is reused.
+    result = kb.pytester.runpytest(*argv, f"--kb-resume={first}", "--kb-trials=2")
+    result.assert_outcomes(passed=6, deselected=6)
+
+
+def test_merging_reports_made_with_other_settings_is_refused(kb, capsys):
+    kb.run("good", args=(*FAST, "-k", "Scale"))
+    shutil.copy(kb.pytester.path / "report.json", kb.pytester.path / "a.json")
+    kb.run("good", args=("--kb-trials=2", "--kb-p=0", "-k", "ReLU"))
+    code = cli.main(["merge", "-o", "out.json", str(kb.pytester.path / "a.json"),
+                     str(kb.pytester.path / "report.json")])
+    assert code == 2
+    assert "were made with different verdict settings" in capsys.readouterr().err
+
+
+def test_the_report_tool_prints_fast_p_for_any_thresholds(kb, capsys):
+    kb.run("good", args=FAST)
+    assert cli.main(["summary", str(kb.pytester.path / "report.json"), "--p", "0,1,2"]) == 0
+    out = capsys.readouterr().out
+    assert "fast_0" in out and "fast_1" in out and "fast_2" in out and "| good" in out
+
+
+def test_a_missing_resume_file_is_a_usage_error(kb):
+    result = kb.run("good", args=("--kb-resume=nowhere.json",))
+    result.stderr.fnmatch_lines(["*--kb-resume: no such file: nowhere.json*"])
