@@ -58,14 +58,15 @@ def merge(paths: list[Path]) -> dict:
     records = [record for _, record in by_key.values()]
     config = dict(head.get("config") or {})
     config.pop("shard", None)
-    ps = report.summary_ps(float(config.get("p", 1.0)))
+    p = float(config.get("p", 1.0))
+    ps = report.summary_ps(p)
     return {
         "schema_version": report.SCHEMA_VERSION,
         "environment": head.get("environment") or {},
         "config": config,
-        "summary": report.summary_rows(scoring.summarize(records, ps)),
+        "summary": report.summary_rows(scoring.summarize(records, ps, p)),
         "summary_upstream": report.summary_rows(scoring.summarize(
-            [upstream.as_upstream_record(r) for r in records], ps)),
+            [upstream.as_upstream_record(r) for r in records], ps, p)),
         "results": sorted(records, key=lambda r: (r["candidate_set"], r["level"],
                                                    r["problem_id"], r["sample"])),
         "builds": builds,
@@ -113,7 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     p = float(merged["config"].get("p", 1.0))
     ps = args.p if args.p is not None else report.summary_ps(p)
     records = merged["results"]
-    print(report.render_table(scoring.summarize(records, ps), p, ps))
+    rows = scoring.summarize(records, ps, p)
+    print(report.render_table(rows, p, ps))
+    for line in report.at_k_lines(rows, p):
+        print(line)
     return 0
 
 

@@ -289,8 +289,9 @@ class KernelBenchRun:
             return
         records = list(self.records.values())
         ps = report.summary_ps(self.settings.p)
-        rows = scoring.summarize(records, ps)
-        upstream_rows = scoring.summarize([upstream.as_upstream_record(r) for r in records], ps)
+        rows = scoring.summarize(records, ps, self.settings.p)
+        upstream_rows = scoring.summarize([upstream.as_upstream_record(r) for r in records], ps,
+                                          self.settings.p)
         if config.get_verbosity() >= -1:
             terminalreporter.write_sep("=", f"kernelbench: fast_p on {self.device}")
             for line in report.problem_lines(records):
@@ -300,6 +301,8 @@ class KernelBenchRun:
             for line in report.misnamed_lines(self.misnamed):
                 terminalreporter.write_line(line, yellow=True)
             for line in report.render_table(rows, self.settings.p).splitlines():
+                terminalreporter.write_line(line)
+            for line in report.at_k_lines(rows, self.settings.p):
                 terminalreporter.write_line(line)
             for line in report.fallback_lines(records):
                 terminalreporter.write_line(line, yellow=True)

@@ -44,6 +44,18 @@ def render_table(rows: list[SetSummary], p: float, ps: list[float] | None = None
     return tabulate(body, headers=headers, tablefmt="github", disable_numparse=True)
 
 
+def at_k_lines(rows: list[SetSummary], p: float) -> list[str]:
+    """pass@k and fast_p@k of the sets with several samples per problem, a line each."""
+    lines = []
+    for row in rows:
+        if row.pass_at_k:
+            passes = ", ".join(f"pass@{k} {v:.3f}" for k, v in row.pass_at_k.items())
+            fasts = ", ".join(f"fast_{format_p(p)}@{k} {v:.3f}" for k, v in row.fast_at_k.items())
+            lines.append(f"{row.candidate_set} level {row.level}: {passes}; {fasts} "
+                         "(unbiased estimates over each problem's samples)")
+    return lines
+
+
 def problem_lines(records: list[dict]) -> list[str]:
     """One line per problem that could not be evaluated (its cases are not scored)."""
     broken: dict[str, list[dict]] = {}
@@ -124,6 +136,8 @@ def summary_rows(rows: list[SetSummary]) -> list[dict]:
             "missing": row.missing, "compiled": row.compiled, "correct": row.correct,
             **{f"fast_{format_p(x)}": row.fast[x] for x in row.fast},
             "geomean_speedup": row.geomean_speedup,
+            **{f"pass@{k}": value for k, value in row.pass_at_k.items()},
+            **{f"fast_p@{k}": value for k, value in row.fast_at_k.items()},
         }
         for row in rows
     ]

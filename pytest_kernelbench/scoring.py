@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,47 @@ class SetSummary:
     correct: int
     fast: dict[float, float]  # p -> fast_p as a fraction of all problems
     geomean_speedup: float | None
+    # With several samples per problem: k -> pass@k, and k -> fast_p@k at the run's p
+    # (unbiased estimates over each problem's samples), for the k every problem has.
+    pass_at_k: dict[int, float] = field(default_factory=dict)
+    fast_at_k: dict[int, float] = field(default_factory=dict)
+
+
+KS = (1, 5, 10, 100)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The chance that at least one of k samples drawn from n, of which c succeed, succeeds:
+    1 - C(n - c, k) / C(n, k), the unbiased estimator of Chen et al. (2021)."""
+    if k > n:
+        raise ValueError(f"k = {k} exceeds the {n} samples")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def at_k(records: Iterable[dict], k: int, succeeded) -> float:
+    """Mean over problems of pass@k for success = succeeded(record); a problem with no
+    candidate counts as k failed samples."""
+    by_problem = _by_problem(records)
+    if not by_problem:
+        return 0.0
+    total = 0.0
+    for samples in by_problem.values():
+        tried = [r for r in samples if r.get("status") != "missing"]
+        if tried:
+            total += pass_at_k(len(tried), sum(bool(succeeded(r)) for r in tried), k)
+    return total / len(by_problem)
+
+
+def shared_ks(records: Iterable[dict]) -> list[int]:
+    """The k of KS that every problem with samples has, when some problem has several."""
+    counts = [sum(r.get("status") != "missing" for r in samples)
+              for samples in _by_problem(records).values()]
+    counts = [n for n in counts if n]
+    if not counts or max(counts) < 2:
+        return []
+    return [k for k in KS if k <= min(counts)]
 
 
 def is_fast(record: dict, p: float) -> bool:
@@ -51,7 +92,8 @@ def best_speedup(samples: list[dict]) -> float | None:
     return max(speeds) if speeds else None
 
 
-def summarize(records: Iterable[dict], ps: Iterable[float]) -> list[SetSummary]:
+def summarize(records: Iterable[dict], ps: Iterable[float],
+              p: float | None = None) -> list[SetSummary]:
     """One row per (candidate set, level), in first-seen set order then level order. A problem
     that could not be evaluated (status problem_error) is no task: it is left out."""
     groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
@@ -59,6 +101,8 @@ def summarize(records: Iterable[dict], ps: Iterable[float]) -> list[SetSummary]:
         if record.get("status") != "problem_error":
             groups[(record["candidate_set"], record["level"])].append(record)
     set_order = list(dict.fromkeys(key[0] for key in groups))
+    ps = list(ps)
+    threshold = max(ps) if p is None else p
     rows = []
     for (set_name, level), members in sorted(groups.items(),
                                              key=lambda kv: (set_order.index(kv[0][0]), kv[0][1])):
@@ -70,8 +114,12 @@ def summarize(records: Iterable[dict], ps: Iterable[float]) -> list[SetSummary]:
             missing=sum(all(r.get("status") == "missing" for r in s) for s in by_problem.values()),
             compiled=sum(any(r.get("compiled") for r in s) for s in by_problem.values()),
             correct=sum(any(r.get("correct") for r in s) for s in by_problem.values()),
-            fast={p: fast_p(members, p) for p in ps},
+            fast={x: fast_p(members, x) for x in ps},
             geomean_speedup=geomean(best_speedup(s) for s in by_problem.values()),
+            pass_at_k={k: at_k(members, k, lambda r: r.get("correct"))
+                       for k in shared_ks(members)},
+            fast_at_k={k: at_k(members, k, lambda r: is_fast(r, threshold))
+                       for k in shared_ks(members)},
         ))
     return rows
 

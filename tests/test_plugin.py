@@ -459,3 +459,13 @@ def test_a_broken_problem_is_the_problem_s_fault_and_said_once(kb):
     assert (level1["problems"], level1["correct"]) == (2, 1)
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == 2  # the compile items of the two broken problems, nothing more
+
+
+def test_sets_with_several_samples_per_problem_get_pass_at_k(kb):
+    result = kb.run("upstream_run", args=("--kb-trials=1", "--kb-p=0", "--kb-level=1"))
+    result.stdout.fnmatch_lines(["upstream_run level 1: pass@1 *; fast_0@1 * (unbiased "
+                                 "estimates over each problem's samples)"])
+    [row] = kb.report()["summary"]
+    # Problem 1 has a right and a wrong sample, problem 2 one right one, problem 3 none:
+    # (1/2 + 1 + 0) / 3.
+    assert row["pass@1"] == 0.5

@@ -16,7 +16,7 @@ from pytest_kernelbench.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"
-FACTS = ROOT.parent / "shared" / "kernelbench" / "problems.yaml"
+FACTS = Path(__file__).parent / "data" / "upstream_facts.yaml"
 SUITE = find_problems(PROBLEMS)
 MANIFEST = load_manifest(PROBLEMS)
 RAW_MANIFEST = {(e["level"], e["id"]): e

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -52,3 +53,22 @@ def test_summary_rows_follow_sets_then_levels():
     assert (first.problems, first.missing, first.compiled, first.correct) == (4, 1, 3, 2)
     assert first.fast == {0.0: 0.5, 1.0: 0.25}
     assert first.geomean_speedup == pytest.approx(math.sqrt(2.0 * 0.5))
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(5, 0, 1), (5, 2, 1), (5, 2, 3), (6, 3, 4), (4, 4, 2)])
+def test_pass_at_k_is_the_chance_that_one_of_k_draws_succeeds(n, c, k):
+    # By brute force: every way to draw k of the n samples, successes being the first c.
+    draws = list(itertools.combinations(range(n), k))
+    expected = sum(any(i < c for i in draw) for draw in draws) / len(draws)
+    assert scoring.pass_at_k(n, c, k) == pytest.approx(expected)
+
+
+def test_pass_at_k_over_problems_counts_a_problem_without_candidates_as_failed():
+    records = [record(1, speedup=2.0, sample="s0"), record(1, correct=False, sample="s1"),
+               record(2, speedup=0.5, sample="s0"), record(2, speedup=0.5, sample="s1"),
+               record(3, correct=False, sample="missing", status="missing", compiled=False)]
+    [row] = scoring.summarize(records, [0.0, 1.0], p=1.0)
+    assert row.pass_at_k == {1: pytest.approx((0.5 + 1.0 + 0.0) / 3)}
+    assert row.fast_at_k == {1: pytest.approx((0.5 + 0.0 + 0.0) / 3)}
+    single = scoring.summarize([record(1, speedup=2.0)], [1.0], p=1.0)
+    assert single[0].pass_at_k == {}  # one sample per problem: fast_p says it all
