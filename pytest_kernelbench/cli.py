@@ -1,7 +1,8 @@
 """`kernelbench-report`: read, merge and summarise the plugin's reports without running pytest.
 
-    kernelbench-report summary REPORT [REPORT ...] [--p 1,2]
+    kernelbench-report summary REPORT [REPORT ...] [--p 1,2] [--fail-under fast_1=0.4]
     kernelbench-report merge -o MERGED.json REPORT [REPORT ...]
+    kernelbench-report compare BEFORE AFTER [--fail-on-regression]
 
 A REPORT is a JSON report (`--kb-report`) or the JSON-lines stream a run writes beside it as
 records settle (`.jsonl`, all that is left of a run that died). `merge` joins the reports of
@@ -83,6 +84,51 @@ def _name(key: tuple) -> str:
     return f"{set_name} level{level}/{problem_id} {sample}"
 
 
+def parse_floor(text: str) -> tuple[str, float]:
+    """'fast_1=0.4' -> ('fast_1', 0.4): a summary column and the least value it may have."""
+    name, equals, value = text.partition("=")
+    try:
+        return name.strip(), float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE such as fast_1=0.4, got {text!r}") \
+            from None
+
+
+def below_floors(rows: list[dict], floors: list[tuple[str, float]]) -> list[str]:
+    """The summary figures under their floors, in words ('r1 level 1: fast_1 0.300 < 0.4')."""
+    missing = [name for name, _ in floors if rows and name not in rows[0]]
+    if missing:
+        raise ValueError(f"no column {', '.join(missing)} in the summary "
+                         f"(there are: {', '.join(k for k in rows[0] if k.startswith('fast_'))})")
+    return [f"{row['candidate_set']} level {row['level']}: {name} {row[name]:.3f} < {floor:g}"
+            for row in rows for name, floor in floors
+            if row[name] is not None and row[name] < floor]
+
+
+def compare(before: list[dict], after: list[dict], threshold: float = 0.05) -> tuple[list[str], bool]:
+    """Lines on what changed between two runs of the same cases, and whether anything that was
+    correct no longer is (a regression): status changes, and speedups that moved by more than
+    threshold (relative)."""
+    old = {resume.record_key(r): r for r in before}
+    lines, regressed = [], False
+    for record in sorted(after, key=resume.record_key):
+        key = resume.record_key(record)
+        if key not in old:
+            continue
+        was, now = old[key], record
+        if bool(was.get("correct")) != bool(now.get("correct")):
+            regressed |= bool(was.get("correct"))
+            what = "now fails" if was.get("correct") else "now passes"
+            lines.append(f"{_name(key)}: {what} ({was.get('status')} -> {now.get('status')}"
+                         + (f": {now.get('error')}" if now.get("error") else "") + ")")
+        elif was.get("speedup") and now.get("speedup"):
+            change = now["speedup"] / was["speedup"] - 1
+            if abs(change) > threshold:
+                lines.append(f"{_name(key)}: speedup {was['speedup']:.3f} -> "
+                             f"{now['speedup']:.3f} ({change:+.1%})")
+    return lines, regressed
+
+
 def parse_ps(text: str) -> list[float]:
     try:
         return sorted({float(part) for part in text.split(",") if part.strip()})
@@ -97,10 +143,31 @@ def main(argv: list[str] | None = None) -> int:
     summary.add_argument("reports", nargs="+", type=Path)
     summary.add_argument("--p", type=parse_ps, default=None, metavar="P[,P]",
                          help="speedup thresholds (default: 0, 1 and the run's p)")
+    summary.add_argument("--fail-under", type=parse_floor, action="append", default=[],
+                         metavar="NAME=VALUE",
+                         help="exit 1 when a summary figure of any set and level is below VALUE, "
+                         "e.g. fast_1=0.4 (repeatable)")
+    against = commands.add_parser("compare", help="what changed between two runs")
+    against.add_argument("before", type=Path)
+    against.add_argument("after", type=Path)
+    against.add_argument("--threshold", type=float, default=0.05,
+                         help="report speedups that moved by more than this fraction "
+                         "(default: 0.05)")
+    against.add_argument("--fail-on-regression", action="store_true",
+                         help="exit 1 when a case that was correct no longer is")
     joined = commands.add_parser("merge", help="merge the reports of a run's shards")
     joined.add_argument("reports", nargs="+", type=Path)
     joined.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args(argv)
+    if args.command == "compare":
+        try:
+            lines, regressed = compare(load(args.before)[1], load(args.after)[1], args.threshold)
+        except (resume.ResumeError, OSError, ValueError) as exc:
+            print(f"kernelbench-report: {exc}", file=sys.stderr)
+            return 2
+        print("\n".join(lines) if lines else "no verdict changed, no speedup moved by more "
+              f"than {args.threshold:.0%}")
+        return 1 if regressed and args.fail_on_regression else 0
     try:
         merged = merge(args.reports)
     except (MergeError, resume.ResumeError, OSError, ValueError) as exc:
@@ -118,7 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     print(report.render_table(rows, p, ps))
     for line in report.at_k_lines(rows, p):
         print(line)
-    return 0
+    try:
+        low = below_floors(report.summary_rows(rows), args.fail_under)
+    except ValueError as exc:
+        print(f"kernelbench-report: --fail-under: {exc}", file=sys.stderr)
+        return 2
+    for line in low:
+        print(f"below the floor: {line}")
+    return 1 if low else 0
 
 
 if __name__ == "__main__":

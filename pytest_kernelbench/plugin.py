@@ -221,11 +221,11 @@ class KernelBenchRun:
         # Stages of one case run back to back, so the worker keeps the candidate loaded.
         ours.sort(key=lambda item: (case_order[item.callspec.params["kb_case"]],  # type: ignore[attr-defined]
                                     STAGES.index(item.originalname)))  # type: ignore[attr-defined]
-        kept = [item for item in ours if self._wanted(item.callspec.params["kb_case"])]  # type: ignore[attr-defined]
-        if len(kept) < len(ours):
-            dropped = [item for item in ours if item not in set(kept)]
+        wanted = [self._wanted(item.callspec.params["kb_case"]) for item in ours]  # type: ignore[attr-defined]
+        dropped = [item for item, keep in zip(ours, wanted) if not keep]
+        if dropped:  # resumed, or another shard's
             self.config.hook.pytest_deselected(items=dropped)
-        items.extend(kept)
+        items.extend(item for item, keep in zip(ours, wanted) if keep)
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "kb_case" not in metafunc.fixturenames:

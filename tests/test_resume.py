@@ -101,3 +101,32 @@ def test_the_report_tool_prints_fast_p_for_any_thresholds(kb, capsys):
 def test_a_missing_resume_file_is_a_usage_error(kb):
     result = kb.run("good", args=("--kb-resume=nowhere.json",))
     result.stderr.fnmatch_lines(["*--kb-resume: no such file: nowhere.json*"])
+
+
+def test_the_report_tool_fails_a_summary_under_its_floor(kb, capsys):
+    kb.run("good", args=FAST)
+    report = str(kb.pytester.path / "report.json")
+    assert cli.main(["summary", report, "--fail-under", "fast_0=0.5"]) == 0
+    assert cli.main(["summary", report, "--fail-under", "fast_0=1"]) == 1
+    assert "below the floor: good level 1: fast_0 0.667 < 1" in capsys.readouterr().out
+    assert cli.main(["summary", report, "--fail-under", "fast_7=0.1"]) == 2
+    assert "no column fast_7 in the summary" in capsys.readouterr().err
+
+
+def _rec(problem_id: int, status: str, speedup: float | None = None) -> dict:
+    return {"candidate_set": "r1", "level": 1, "problem_id": problem_id, "sample": "s0",
+            "status": status, "correct": status in ("passed", "slower"), "speedup": speedup,
+            "error": None if status in ("passed", "slower") else "worst element ..."}
+
+
+def test_comparing_two_runs_names_new_failures_and_moved_speedups():
+    before = [_rec(1, "passed", 2.0), _rec(2, "passed", 1.0), _rec(3, "mismatch"),
+              _rec(4, "passed", 1.5)]
+    after = [_rec(1, "passed", 2.02), _rec(2, "mismatch"), _rec(3, "passed", 1.2),
+             _rec(4, "passed", 1.2)]
+    lines, regressed = cli.compare(before, after)
+    assert regressed
+    assert lines == ["r1 level1/2 s0: now fails (passed -> mismatch: worst element ...)",
+                     "r1 level1/3 s0: now passes (mismatch -> passed)",
+                     "r1 level1/4 s0: speedup 1.500 -> 1.200 (-20.0%)"]
+    assert cli.compare(before, before) == ([], False)
