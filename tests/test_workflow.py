@@ -1,0 +1,63 @@
+"""The GitHub Actions workflow: well formed, its options exist, its merge steps work."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from pathlib import Path
+
+import yaml
+
+from pytest_kernelbench import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOW = ROOT / ".github" / "workflows" / "kernelbench.yml"
+OPTIONS = (ROOT / "pytest_kernelbench" / "options.py").read_text()
+
+
+def load() -> dict:
+    return yaml.safe_load(WORKFLOW.read_text())
+
+
+def runs(job: dict) -> list[str]:
+    return [step["run"] for step in job["steps"] if "run" in step]
+
+
+def test_the_workflow_shards_on_gpu_runners_and_merges_after_them():
+    workflow = load()
+    shard, merge = workflow["jobs"]["shard"], workflow["jobs"]["merge"]
+    assert shard["runs-on"] == ["self-hosted", "gpu"]
+    assert shard["strategy"]["matrix"]["shard"] == \
+        list(range(1, int(workflow["env"]["SHARDS"]) + 1))
+    assert merge["needs"] == "shard" and merge["if"] == "always()"
+    used = set(re.findall(r"--kb-[a-z-]+", " ".join(runs(shard))))
+    assert used and all(f'"{option}"' in OPTIONS for option in used), used
+    # The merge job reads what the shard jobs upload.
+    uploaded = next(s for s in shard["steps"] if s.get("uses", "").startswith(
+        "actions/upload-artifact"))["with"]["name"]
+    downloaded = next(s for s in merge["steps"] if s.get("uses", "").startswith(
+        "actions/download-artifact"))["with"]["pattern"]
+    assert re.fullmatch(downloaded.replace("*", ".*"), uploaded.replace(
+        "${{ matrix.shard }}", "1"))
+
+
+def test_the_merge_jobs_commands_run_on_shard_reports(kb, monkeypatch, capsys):
+    reports = kb.pytester.path / "reports"
+    reports.mkdir()
+    for index in (1, 2):
+        kb.run("good", args=("--kb-trials=1", "--kb-p=0", f"--kb-shard={index}/2"))
+        shutil.copy(kb.pytester.path / "report.json", reports / f"shard-{index}.json")
+    monkeypatch.chdir(kb.pytester.path)
+    steps = [command for command in runs(load()["jobs"]["merge"])
+             if command.startswith("kernelbench-report")]
+    assert len(steps) == 3
+    for command in steps:
+        argv = shlex.split(command.split(">>")[0])[1:]
+        argv = [str(path) for arg in argv
+                for path in (sorted(Path().glob(arg)) if "*" in arg else [arg])]
+        code = cli.main(argv)
+        # The gate asks every candidate of the set to be correct: the example set has a
+        # problem without one.
+        assert code == (1 if "--fail-under" in argv else 0), command
+    assert "| good" in capsys.readouterr().out
