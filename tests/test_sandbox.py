@@ -1,0 +1,55 @@
+"""The sandbox on its own: one worker per candidate, faults as statuses, confinement in force."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_kernelbench import confine, faults
+from pytest_kernelbench.sandbox import Fault, Sandbox, seconds, violation
+
+EXAMPLES = Path(__file__).parent / "examples"
+RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"
+
+
+@pytest.mark.parametrize(("value", "text"), [(300.0, "300"), (12.4, "12"), (2.99876, "3"),
+                                             (0.5, "0.5")])
+def test_limits_are_written_as_people_write_them(value, text):
+    assert seconds(value) == text
+
+
+def test_a_violation_names_the_first_attempt_and_counts_the_rest():
+    fault = violation(["write /p/1.py", "connect ('1.2.3.4', 80)"], "Landlock ABI 7")
+    assert fault.status == faults.SANDBOX_VIOLATION
+    assert fault.message == "candidate tried to write /p/1.py (and 1 more); refused (Landlock ABI 7)"
+    assert "connect ('1.2.3.4', 80)" in fault.details
+    assert "not prevented" in violation(["write /p/1.py"], "none (--kb-confine=off)").message
+
+
+def _header(candidate: Path, op: str = "load") -> dict:
+    return {"op": op, "problem": str(RELU), "candidate": str(candidate), "seed": 42,
+            "device": "cpu", "mode": "train", "env": {}, "input_seed": 1042}
+
+
+@pytest.mark.parametrize("mode", ["off", "auto"])
+def test_a_hung_candidate_times_out_and_the_next_one_gets_a_fresh_worker(tmp_path, mode):
+    if mode == "auto" and not confine.landlock_abi():
+        pytest.skip("this kernel offers no Landlock")
+    hangs = tmp_path / "hangs.py"
+    hangs.write_text("import time\ntime.sleep(60)\n")
+    honest = EXAMPLES / "candidates" / "good" / "level1" / "2_ReLU.py"
+    sandbox = Sandbox(device="cpu", confine_mode=mode, protected=(tmp_path,))
+    try:
+        fault = sandbox.request(_header(hangs), timeout_s=2.0)
+        assert isinstance(fault, Fault) and fault.status == faults.TIMEOUT
+        assert fault.message.startswith("no answer within 2 s")
+        reply = sandbox.request(_header(honest, "run"), timeout_s=60.0)
+        assert not isinstance(reply, Fault), reply
+        assert reply.value.shape == (32, 48) and bool((reply.value >= 0).all())
+        assert sandbox.confinement.startswith("Landlock ABI" if mode == "auto" else "none")
+        scratch = sandbox.scratch
+        assert (scratch is not None) == (mode == "auto")
+    finally:
+        sandbox.close()
+    assert scratch is None or not scratch.exists()  # removed with its worker

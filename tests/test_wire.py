@@ -1,0 +1,75 @@
+"""The sandbox's message format: what a worker sends must decode to the same values, and
+nothing it sends can run code here."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+import torch
+
+from pytest_kernelbench import wire
+
+
+def round_trip(value):
+    blobs: list[bytes] = []
+    tree = wire.encode_value(value, blobs)
+    return wire.decode_value(tree, memoryview(b"".join(blobs)), [0])
+
+
+@pytest.mark.parametrize("tensor", [
+    torch.randn(3, 4),
+    torch.arange(12, dtype=torch.int64).reshape(3, 4).t(),  # not contiguous
+    torch.tensor([True, False, True]),
+    torch.randn(5).to(torch.bfloat16),
+    torch.randn(2, 3).to(torch.float16),
+    torch.empty(0, 7),
+    torch.tensor(3.5),  # zero-dimensional
+])
+def test_tensors_come_back_with_their_values_dtype_and_shape(tensor):
+    back = round_trip(tensor)
+    assert back.dtype == tensor.dtype and back.shape == tensor.shape
+    assert torch.equal(back, tensor)
+
+
+def test_nested_outputs_keep_their_structure():
+    value = (torch.ones(2), [torch.zeros(1, dtype=torch.int32), 3, 2.5, None, "x"], True)
+    back = round_trip(value)
+    assert isinstance(back, tuple) and isinstance(back[1], list)
+    assert torch.equal(back[0], value[0]) and torch.equal(back[1][0], value[1][0])
+    assert back[1][1:] == [3, 2.5, None, "x"] and back[2] is True
+
+
+def test_a_tensor_subclass_and_an_odd_object_are_named_not_decoded():
+    class Lazy(torch.Tensor):
+        pass
+
+    lazy = torch.ones(3).as_subclass(Lazy)
+    back = round_trip([lazy, object()])
+    assert wire.subclass_names(back) == ["Lazy"]
+    assert isinstance(back[1], wire.Unsupported) and repr(back[1]) == "<object>"
+
+
+def test_a_forged_header_fails_to_decode_instead_of_running_anything():
+    with pytest.raises(ValueError, match="unknown dtype"):
+        wire.decode_value({"kind": "tensor", "dtype": "os.system", "shape": [1], "nbytes": 4,
+                           "type": "Tensor"}, memoryview(b"\0" * 4), [0])
+    with pytest.raises((RuntimeError, ValueError)):  # claims more bytes than were sent
+        wire.decode_value({"kind": "tensor", "dtype": "float32", "shape": [100], "nbytes": 400,
+                           "type": "Tensor"}, memoryview(b"\0" * 8), [0])
+
+
+def test_messages_larger_than_a_pipe_arrive_whole_and_a_closed_pipe_is_eof():
+    read_end, write_end = os.pipe()
+    payload = os.urandom(3 << 20)  # far beyond a pipe's buffer: the writer blocks meanwhile
+    writer = threading.Thread(target=wire.write_message,
+                              args=(write_end, {"op": "run", "n": 1}, [payload[:10], payload[10:]]))
+    writer.start()
+    header, body = wire.read_message(read_end)
+    writer.join()
+    assert header == {"op": "run", "n": 1} and bytes(body) == payload
+    os.close(write_end)
+    with pytest.raises(EOFError):
+        wire.read_message(read_end)
+    os.close(read_end)
