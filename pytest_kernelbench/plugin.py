@@ -171,6 +171,8 @@ class KernelBenchRun:
                 self.stream.write(record, len(STAGES) - 1)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        # Written here, before the terminal summary, and also when the run was interrupted.
+        self.write_report()
         if self.stream is not None:
             self.stream.close()
 
@@ -284,49 +286,59 @@ class KernelBenchRun:
                 if self.stream is not None:
                     self.stream.write(record, stage)
 
-    def pytest_terminal_summary(self, terminalreporter, config: pytest.Config) -> None:
-        if hasattr(config, "workerinput") or not self.records:
-            return
+    def summaries(self) -> tuple[list, list]:
+        """The fast_p rows under this harness's rules and under upstream's."""
         records = list(self.records.values())
         ps = report.summary_ps(self.settings.p)
-        rows = scoring.summarize(records, ps, self.settings.p)
-        upstream_rows = scoring.summarize([upstream.as_upstream_record(r) for r in records], ps,
-                                          self.settings.p)
-        if config.get_verbosity() >= -1:
-            terminalreporter.write_sep("=", f"kernelbench: fast_p on {self.device}")
-            for line in report.problem_lines(records):
-                terminalreporter.write_line(line, red=True)
-            for line in report.orphan_lines(self.orphans, config.get_verbosity() > 0):
-                terminalreporter.write_line(line, yellow=True)
-            for line in report.misnamed_lines(self.misnamed):
-                terminalreporter.write_line(line, yellow=True)
-            for line in report.render_table(rows, self.settings.p).splitlines():
-                terminalreporter.write_line(line)
-            for line in report.at_k_lines(rows, self.settings.p):
-                terminalreporter.write_line(line)
-            for line in report.fallback_lines(records):
-                terminalreporter.write_line(line, yellow=True)
-            terminalreporter.write_sep("-", f"the same under upstream KernelBench "
-                                       f"{self.settings.upstream_rules}'s rules (allclose only, "
-                                       "inputs may change, no cheat checks, means)")
-            for line in report.render_table(upstream_rows, self.settings.p).splitlines():
-                terminalreporter.write_line(line)
+        return (scoring.summarize(records, ps, self.settings.p),
+                scoring.summarize([upstream.as_upstream_record(r) for r in records], ps,
+                                  self.settings.p))
+
+    def write_report(self) -> None:
         path = self.settings.report_path
-        if path is not None:
-            env = report.environment(self.settings.confine)
-            entered = sorted({r["confinement"] for r in records if r.get("confinement")})
-            if entered:  # what the workers entered, not only what the kernel offers
-                env["confinement"] = "; ".join(entered)
-            document = report.build_report(records, rows, self.settings, self.device, env,
-                                           upstream_rows)
-            # Builds run ahead of the items; under xdist they ran in the workers and this is empty.
-            document["builds"] = [{"candidate": str(b.candidate), "status": b.status,
-                                   "seconds": round(b.seconds, 3), "message": b.message}
-                                  for b in self.builds]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(report.dump_json(document))
-            if config.get_verbosity() >= -1:
-                terminalreporter.write_line(f"kernelbench report: {path}")
+        if path is None or hasattr(self.config, "workerinput") or not self.records:
+            return
+        records = list(self.records.values())
+        rows, upstream_rows = self.summaries()
+        env = report.environment(self.settings.confine)
+        entered = sorted({r["confinement"] for r in records if r.get("confinement")})
+        if entered:  # what the workers entered, not only what the kernel offers
+            env["confinement"] = "; ".join(entered)
+        document = report.build_report(records, rows, self.settings, self.device, env,
+                                       upstream_rows)
+        # Builds run ahead of the items; under xdist they ran in the workers and this is empty.
+        document["builds"] = [{"candidate": str(b.candidate), "status": b.status,
+                               "seconds": round(b.seconds, 3), "message": b.message}
+                              for b in self.builds]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(report.dump_json(document))
+
+    def pytest_terminal_summary(self, terminalreporter, config: pytest.Config) -> None:
+        # The report is already written (pytest_sessionfinish); this only displays.
+        if hasattr(config, "workerinput") or not self.records or config.get_verbosity() < -1:
+            return
+        records = list(self.records.values())
+        rows, upstream_rows = self.summaries()
+        terminalreporter.write_sep("=", f"kernelbench: fast_p on {self.device}")
+        for line in report.problem_lines(records):
+            terminalreporter.write_line(line, red=True)
+        for line in report.orphan_lines(self.orphans, config.get_verbosity() > 0):
+            terminalreporter.write_line(line, yellow=True)
+        for line in report.misnamed_lines(self.misnamed):
+            terminalreporter.write_line(line, yellow=True)
+        for line in report.render_table(rows, self.settings.p).splitlines():
+            terminalreporter.write_line(line)
+        for line in report.at_k_lines(rows, self.settings.p):
+            terminalreporter.write_line(line)
+        for line in report.fallback_lines(records):
+            terminalreporter.write_line(line, yellow=True)
+        terminalreporter.write_sep("-", f"the same under upstream KernelBench "
+                                   f"{self.settings.upstream_rules}'s rules (allclose only, "
+                                   "inputs may change, no cheat checks, means)")
+        for line in report.render_table(upstream_rows, self.settings.p).splitlines():
+            terminalreporter.write_line(line)
+        if self.settings.report_path is not None:
+            terminalreporter.write_line(f"kernelbench report: {self.settings.report_path}")
 
 
 def prebuild(config: pytest.Config, settings: options.Settings, device: str,
