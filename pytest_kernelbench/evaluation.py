@@ -86,7 +86,7 @@ class Evaluator:
     def __init__(self, settings: Settings, device: str,
                  overrides: dict[tuple[int, int], Entry] | None = None,
                  problem_digests: ProblemDigests | None = None, started_s: float = 0.0,
-                 broken: dict[Path, str] | None = None):
+                 broken: dict[Path, str] | None = None, worker: str | None = None):
         loading.use_exact_fp32()
         use_device(device)
         self.settings = settings
@@ -113,7 +113,7 @@ class Evaluator:
         self._retimed: set[str] = set()  # baseline cache keys timed afresh in this run
         self._envs: dict[Path, dict[str, str]] = {}  # candidate file -> its build environment
         self.arch = cuda_arch(device)
-        self.placement = placement(device)
+        self.placement = placement(device, worker)
 
     def close(self) -> None:
         self.sandbox.close()
@@ -719,9 +719,9 @@ class _Trials:
         return Outcome(status, message, details, record=self.record)
 
 
-def placement(device: str) -> dict:
+def placement(device: str, worker: str | None = None) -> dict:
     """This process's xdist worker, device and, on CUDA, the physical GPU's UUID."""
-    where = {"worker": os.environ.get("PYTEST_XDIST_WORKER"), "device": device, "gpu_uuid": None}
+    where = {"worker": worker, "device": device, "gpu_uuid": None}
     if device.startswith("cuda"):
         import torch
 

@@ -307,7 +307,10 @@ def add_options(parser: pytest.Parser) -> None:
         "kb_report": "JSON report path",
     }
     for name, text in ini_help.items():
-        parser.addini(name, text, type="linelist" if name == "kb_candidates" else "string")
+        if name == "kb_candidates":
+            parser.addini(name, text, type="linelist")
+        else:
+            parser.addini(name, text, type="string")
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ def kb_evaluator(request: pytest.FixtureRequest):
 
     run = request.config.stash[RUN_KEY]
     evaluator = Evaluator(run.settings, run.device, run.manifest, run.problem_digests,
-                          run.started_s, run.broken)
+                          run.started_s, run.broken, xdist_worker(request.config))
     yield evaluator
     evaluator.close()
 
@@ -118,8 +118,7 @@ class KernelBenchRun:
         if settings.confine == "require" and not confine.landlock_abi():
             raise pytest.UsageError("--kb-confine=require: this kernel offers no Landlock to "
                                     "confine candidates with")
-        worker_id = getattr(config, "workerinput", {}).get("workerid")
-        run = cls(config, settings, resolve_device(settings.device, worker_id), problems,
+        run = cls(config, settings, resolve_device(settings.device, xdist_worker(config)), problems,
                   discovery.pair(problems, sets), manifest)
         run.orphans = [c for found in sets.values()
                        for c in discovery.orphans(all_problems, found, settings.levels)]
@@ -165,7 +164,7 @@ class KernelBenchRun:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         # Records are streamed as they settle, by the process that writes the report.
         path = self.settings.report_path
-        if path is not None and not hasattr(self.config, "workerinput"):
+        if path is not None and xdist_worker(self.config) is None:
             self.stream = resume.RecordStream(resume.stream_path(path))
             for record in self.resumed.values():
                 self.stream.write(record, len(STAGES) - 1)
@@ -215,7 +214,7 @@ class KernelBenchRun:
             module.stash[PROBLEM_KEY] = problem
             ours.extend(session.genitems(module))
         cases = self.cases
-        if hasattr(self.config, "workerinput"):
+        if xdist_worker(self.config) is not None:
             # xdist hands cases out in this order: the longest first, so no GPU is left with
             # a long case at the end while the others idle.
             cases = schedule.longest_first(cases, self.costs)
@@ -296,7 +295,7 @@ class KernelBenchRun:
 
     def write_report(self) -> None:
         path = self.settings.report_path
-        if path is None or hasattr(self.config, "workerinput") or not self.records:
+        if path is None or xdist_worker(self.config) is not None or not self.records:
             return
         records = list(self.records.values())
         rows, upstream_rows = self.summaries()
@@ -315,7 +314,7 @@ class KernelBenchRun:
 
     def pytest_terminal_summary(self, terminalreporter, config: pytest.Config) -> None:
         # The report is already written (pytest_sessionfinish); this only displays.
-        if hasattr(config, "workerinput") or not self.records or config.get_verbosity() < -1:
+        if xdist_worker(config) is not None or not self.records or config.get_verbosity() < -1:
             return
         records = list(self.records.values())
         rows, upstream_rows = self.summaries()
@@ -349,7 +348,7 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
     from pytest_kernelbench import builds
     from pytest_kernelbench.evaluation import cuda_arch, needs_cuda
 
-    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)  # 1 outside xdist
     jobs = settings.build_jobs if settings.build_jobs is not None \
         else max(1, (os.cpu_count() or 1) // workers)
     paths = sorted({case.candidate.path for case in cases if case.candidate is not None})
@@ -367,7 +366,7 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
     pending = sum(build.status == "pending" for build in planned)
     failed_before = sum(build.status == "failed" for build in planned)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if hasattr(config, "workerinput") or config.get_verbosity() < -1:
+    if xdist_worker(config) is not None or config.get_verbosity() < -1:
         reporter = None  # an xdist worker's output is not shown; -qq asks for quiet
 
     def on_done(build, done: int, total: int, elapsed_s: float) -> None:
@@ -385,6 +384,11 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
     builds.run_builds(planned, arch, jobs, settings.build_timeout_s, on_done,
                       protected if settings.confine != "off" else None)
     return planned
+
+
+def xdist_worker(config: pytest.Config) -> str | None:
+    """This process's xdist worker id ('gw0'), or None in the controller or without xdist."""
+    return getattr(config, "workerinput", {}).get("workerid")
 
 
 def case_key(case: discovery.Case) -> tuple:
