@@ -389,6 +389,9 @@ def read_settings(config: pytest.Config) -> Settings | None:
             "set names come from folder names and must differ"
         )
     problems_text, problems_base = path_option("kb_problems", "problems")
+    bundled = bundled_problems()
+    if problems_text == "problems" and not (problems_base / "problems").is_dir() and bundled:
+        problems_text, problems_base = str(bundled), bundled.parent  # the suite that ships
     report_text, report_base = path_option("kb_report", "reports/kernelbench.json")
     report_path = None if report_text.lower() == "none" else report_base / report_text
     return Settings(
@@ -470,3 +473,13 @@ def _existing_file(text: str | None, base: Path, option: str) -> Path | None:
     if not path.is_file():
         raise pytest.UsageError(f"{option}: no such file: {text}")
     return path
+
+
+def bundled_problems() -> Path | None:
+    """The 250-problem suite that ships with the plugin: inside the installed package (a wheel),
+    or beside it in a source checkout."""
+    package = Path(__file__).resolve().parent
+    for root in (package / "problems", package.parent / "problems"):
+        if (root / "level1").is_dir() and (root / "manifest.yaml").is_file():
+            return root
+    return None

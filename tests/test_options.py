@@ -81,3 +81,13 @@ def test_without_candidates_the_plugin_stays_idle(kb):
     result = kb.pytester.runpytest(*kb.plugin_args)
     result.assert_outcomes(passed=1)
     assert "kernelbench" not in result.stdout.str()
+
+
+def test_without_a_problems_folder_the_suite_that_ships_is_used(pytester, monkeypatch):
+    # No ini and no ./problems here: the plugin's own 250 problems are the default.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    candidates = pytester.mkdir("mine")
+    result = pytester.runpytest("-p", "pytest_kernelbench.plugin", "-p", "no:cacheprovider",
+                                f"--kb-candidates={candidates}", "--collect-only", "-q",
+                                "--kb-level=1", "-k", "19_ReLU")
+    result.stdout.fnmatch_lines(["level1/19_ReLU::test_compile[[]mine-missing[]]"])
