@@ -159,6 +159,9 @@ class Evaluator:
                                            "worker_gpu_uuid": self.sandbox.worker_gpu}
             if outcome.record.get("harness_s"):  # the candidate ran, in this worker
                 outcome.record["confinement"] = self.sandbox.confinement
+            if outcome.details and not outcome.passed and not outcome.skipped:
+                # Where it failed (the candidate's frames, the compiler's lines), for feedback.
+                outcome.record["error_details"] = outcome.details[-4000:]
             outcome.record["held"] = {**outcome.record.get("held", {}),
                                       stage: [round(held_from, 6), round(held_to, 6)]}
             self._done[key] = outcome

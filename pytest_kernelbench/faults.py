@@ -102,6 +102,8 @@ def exception_message(exc: BaseException, status: str) -> str:
 
 def candidate_traceback(exc: BaseException, candidate_path: str, limit: int = 20) -> str:
     """Traceback text, trimmed to the frames from the candidate's file when it has any."""
+    if isinstance(exc, SyntaxError):  # its file, line and caret say where; no frame does
+        return "".join(traceback.format_exception_only(type(exc), exc))
     frames = traceback.extract_tb(exc.__traceback__)
     own = [f for f in frames if f.filename == candidate_path]
     shown = traceback.format_list(own or frames[-3:])

@@ -286,6 +286,13 @@ def add_options(parser: pytest.Parser) -> None:
         "cases are not run again (default: none).",
     )
     group.addoption(
+        "--kb-feedback", dest="kb_feedback", metavar="DIR", default=None,
+        help="write, per candidate, a compact JSON and a short text for whoever writes the next "
+        "attempt: the stage reached, the error and where (compiler lines, the candidate's "
+        "frames, the worst element), or the speedup and speed-of-light fraction "
+        "(default: none).",
+    )
+    group.addoption(
         "--kb-costs", dest="kb_costs", metavar="REPORT", default=None,
         help="under xdist, hand out the most expensive cases first, as an earlier JSON report "
         "timed them; 'none' keeps the problem order (default: the --kb-report file, when an "
@@ -349,6 +356,7 @@ class Settings:
     confine: str = "auto"
     shard: tuple[int, int] | None = None  # (index from 1, count)
     resume_path: Path | None = None
+    feedback_dir: Path | None = None
 
 
 def read_settings(config: pytest.Config) -> Settings | None:
@@ -427,6 +435,7 @@ def read_settings(config: pytest.Config) -> Settings | None:
         confine=config.getoption("kb_confine") or "auto",
         shard=config.getoption("kb_shard"),
         resume_path=_existing_file(config.getoption("kb_resume"), cli_base, "--kb-resume"),
+        feedback_dir=_optional_path(config.getoption("kb_feedback"), cli_base),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from pytest_kernelbench import (
     confine,
     discovery,
+    feedback,
     options,
     report,
     resume,
@@ -172,6 +174,7 @@ class KernelBenchRun:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Written here, before the terminal summary, and also when the run was interrupted.
         self.write_report()
+        self.write_feedback()
         if self.stream is not None:
             self.stream.close()
 
@@ -311,6 +314,20 @@ class KernelBenchRun:
                               for b in self.builds]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(report.dump_json(document))
+
+    def write_feedback(self) -> None:
+        folder = self.settings.feedback_dir
+        if folder is None or xdist_worker(self.config) is not None:
+            return
+        for record in self.records.values():
+            if record.get("candidate_path") is None:
+                continue  # no candidate, nothing to say to its author
+            info = feedback.feedback(record, self.settings.p)
+            stem = folder / feedback.file_stem(record)
+            stem.parent.mkdir(parents=True, exist_ok=True)
+            (stem.parent / f"{stem.name}.json").write_text(json.dumps(info, indent=1,
+                                                                       default=str) + "\n")
+            (stem.parent / f"{stem.name}.txt").write_text(feedback.render(info))
 
     def pytest_terminal_summary(self, terminalreporter, config: pytest.Config) -> None:
         # The report is already written (pytest_sessionfinish); this only displays.

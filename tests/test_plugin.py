@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -469,3 +470,22 @@ def test_sets_with_several_samples_per_problem_get_pass_at_k(kb):
     # Problem 1 has a right and a wrong sample, problem 2 one right one, problem 3 none:
     # (1/2 + 1 + 0) / 3.
     assert row["pass@1"] == 0.5
+
+
+def test_feedback_files_tell_the_next_attempt_what_went_wrong_and_where(kb):
+    kb.run("broken", "good", args=("--kb-level=1", "--kb-trials=1", "--kb-p=0", "-k",
+                                   "ReLU and (forward_error or syntax_error or wrong_values "
+                                   "or good)", "--kb-feedback=fb"))
+    folder = kb.pytester.path / "fb"
+    syntax = (folder / "broken" / "level1_2_syntax_error.txt").read_text()
+    assert "failed at compile: SyntaxError: expected ':'" in syntax
+    assert "syntax_error.py\", line 4" in syntax and "worker.py" not in syntax
+    raised = json.loads((folder / "broken" / "level1_2_forward_error.json").read_text())
+    assert (raised["status"], raised["stage_reached"]) == ("runtime_error", "compile")
+    assert any("forward_error.py\", line 6, in forward" in line for line in raised["details"])
+    wrong = (folder / "broken" / "level1_2_wrong_values.txt").read_text()
+    assert "failed at correct: trial 0" in wrong and "worst at (0, 1): expected 0, got 0.5" in wrong
+    good = json.loads((folder / "good" / "level1_2_s0.json").read_text())
+    assert good["stage_reached"] == "speed" and good["speedup"] > 0
+    assert 0 < good["speed_of_light_fraction"] <= 1
+    assert not (folder / "good" / "level1_3_missing.json").exists()  # no candidate, no author
