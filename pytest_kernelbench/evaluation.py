@@ -145,11 +145,11 @@ class Evaluator:
                 try:
                     # A broken problem fails its cases' compile items; the later stages are
                     # then skipped after them, so it is said once per case.
-                    known = self._problem_outcome(case) if stage == "compile" else None
-                    outcome = known or run(case)
+                    defect = self.broken.get(case.problem.path) if stage == "compile" else None
+                    outcome = problem_outcome(case, defect) if defect else run(case)
                 except ProblemError as exc:
                     self.broken[case.problem.path] = str(exc)
-                    outcome = self._problem_outcome(case) or Outcome(faults.RUNTIME_ERROR)
+                    outcome = problem_outcome(case, str(exc))
                 finally:
                     self._deadline = outer + (time.monotonic() - began)
                 held_to = time.time()
@@ -166,17 +166,6 @@ class Evaluator:
                                       stage: [round(held_from, 6), round(held_to, 6)]}
             self._done[key] = outcome
         return self._done[key]
-
-    def _problem_outcome(self, case: Case) -> Outcome | None:
-        """The outcome of every stage of a case whose problem cannot be evaluated."""
-        defect = self.broken.get(case.problem.path)
-        if defect is None:
-            return None
-        message = f"{case.problem.path}: {defect}"
-        record = base_record(case)
-        record.update(status=faults.PROBLEM_ERROR, error=message)
-        return Outcome(faults.PROBLEM_ERROR, f"the problem, not the candidate: {message}",
-                       record=record)
 
     def _compile(self, case: Case) -> Outcome:
         record = base_record(case)
@@ -790,6 +779,15 @@ def base_record(case: Case) -> dict:
         "upstream": None,  # upstream KernelBench's verdict (see upstream.py), once compiled
         "tf32_by_candidate": None,  # the candidate switched TF32 on (fp32 references keep it off)
     }
+
+
+def problem_outcome(case: Case, defect: str) -> Outcome:
+    """The outcome of a stage of a case whose problem cannot be evaluated."""
+    message = f"{case.problem.path}: {defect}"
+    record = base_record(case)
+    record.update(status=faults.PROBLEM_ERROR, error=message)
+    return Outcome(faults.PROBLEM_ERROR, f"the problem, not the candidate: {message}",
+                   record=record)
 
 
 def skipped_after(earlier: Outcome, stage: str) -> Outcome:

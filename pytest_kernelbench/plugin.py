@@ -81,11 +81,8 @@ class KernelBenchRun:
         self.misnamed: list = []  # (candidate, problem) whose file name says another problem
         self.builds: list = []  # extension builds run ahead of the items (builds.Build)
         self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
-        # What each case's record is made from, and the records an earlier run left that
-        # still stand for their case (--kb-resume); those cases do not run again.
-        settings_key = resume.settings_digest(settings, device)
-        self.fingerprints = {case_key(case): resume.fingerprint(
-            case, settings_key, self._tolerances(case)) for case in cases}
+        # The records an earlier run left that still stand for their case (--kb-resume);
+        # those cases do not run again.
         self.resumed: dict[tuple, dict] = {}
         self.stream: resume.RecordStream | None = None
         # Hashed before any candidate runs; checked before every stage (see integrity.py).
@@ -143,9 +140,18 @@ class KernelBenchRun:
                 run.stages[key] = len(STAGES) - 1
         return run
 
-    def _tolerances(self, case: discovery.Case) -> tuple:
-        entry = self.manifest.get((case.problem.level, case.problem.problem_id), _NO_ENTRY)
-        return (entry.atol, entry.rtol)
+    @functools.cached_property
+    def fingerprints(self) -> dict[tuple, dict | None]:
+        """What each case's record is made from (see resume.py), by case key."""
+        settings_key = resume.settings_digest(self.settings, self.device)
+
+        def tolerances(problem: discovery.Problem) -> tuple:
+            entry = self.manifest.get((problem.level, problem.problem_id), _NO_ENTRY)
+            return (entry.atol, entry.rtol)
+
+        return {case_key(case): resume.fingerprint(
+            case, settings_key, self.problem_digests.digests[case.problem.path],
+            tolerances(case.problem)) for case in self.cases}
 
     def _wanted(self, case: discovery.Case) -> bool:
         """Whether this process runs the case: not resumed, and in its shard (--kb-shard)."""

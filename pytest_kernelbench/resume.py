@@ -45,11 +45,13 @@ def settings_digest(settings: Any, device: str) -> str:
     return digest(json.dumps(chosen, sort_keys=True, default=str).encode())[:16]
 
 
-def fingerprint(case: Case, settings_key: str, tolerances: tuple | None = None) -> dict | None:
-    """What a record of this case must have been made from to be reused; None for no candidate."""
+def fingerprint(case: Case, settings_key: str, problem_digest: str,
+                tolerances: tuple | None = None) -> dict | None:
+    """What a record of this case must have been made from to be reused; None for no candidate.
+    problem_digest is the problem file's (as integrity.ProblemDigests holds it)."""
     if case.candidate is None:
         return None
-    problem = case.problem.path.read_bytes() + json.dumps(tolerances).encode()
+    problem = (problem_digest + json.dumps(tolerances)).encode()
     return {"candidate": digest(case.candidate.path.read_bytes())[:16],
             "problem": digest(problem)[:16], "settings": settings_key}
 

@@ -440,7 +440,21 @@ def test_a_candidate_whose_file_name_names_another_problem_is_warned_about(kb):
 
 
 def test_a_broken_problem_is_the_problem_s_fault_and_said_once(kb):
-    result = kb.run("good", problems="broken_problems", args=("--kb-trials=1", "--kb-p=0"))
+    problems = kb.pytester.path / "problems"
+    shutil.copytree(EXAMPLES / "problems", problems)
+    relu_file = problems / "level1" / "2_ReLU.py"
+    relu_file.write_text(relu_file.read_text().replace("def get_inputs():", "def get_inputs(:"))
+    (problems / "level1" / "3_WideSoftmax.py").write_text(  # no get_inputs; no candidate either
+        "import torch\n\n\nclass Model(torch.nn.Module):\n    pass\n\n\n"
+        "def get_init_inputs():\n    return []\n")
+    chain_file = problems / "level2" / "1_Linear_ReLU.py"
+    # Its inputs no longer fit its own layer: the reference fails, not the candidate.
+    chain_file.write_text(re.sub(r"torch\.randn\((\w+), (\w+)\)", r"torch.randn(\1, \2 + 1)",
+                                 chain_file.read_text(), count=1))
+    result = kb.pytester.runpytest(
+        *kb.plugin_args, f"--kb-problems={problems}", "--kb-report=report.json",
+        f"--kb-candidates={EXAMPLES / 'candidates' / 'good'}", "--kb-trials=1", "--kb-p=0",
+        "--benchmark-max-time=0.001", "-p", "no:cacheprovider")
     records = {(r["level"], r["problem_id"]): r for r in kb.report()["results"]}
     relu, chain = records[(1, 2)], records[(2, 1)]
     # A syntax error at collection, a reference that fails at run time: neither is the
