@@ -19,6 +19,7 @@ import argparse
 import hashlib
 import json
 import os
+import pwd
 import shutil
 import socket
 import statistics
@@ -28,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "tests" / "examples"
-HOME_MARKER = Path.home() / ".kb-escape-marker"
+HOME_MARKER = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".kb-escape-marker"  # the real home
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from expected_verdicts import false_verdicts  # noqa: E402

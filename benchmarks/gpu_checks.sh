@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu devices
-#         confine"]
+#         confine real upstream"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
@@ -178,6 +178,40 @@ python3 -m pytest -p no:cacheprovider -q -rfEs --kb-device=cuda -k 19_ReLU --kb-
     --benchmark-max-time=0.05 >"$out/hostile-run.log" 2>&1
 grep -E '^(FAILED|SKIPPED|[0-9]+ (passed|failed))' "$out/hostile-run.log" | cut -c1-220
 python3 benchmarks/summarize_report.py "$out/hostile-report.json" --kernels
+fi
+
+if [[ " $sections " == *" real "* ]]; then
+    # A real generated set (CUDA-L1's H100 candidates by default) on upstream v0's problems,
+    # every level, builds cold; KB_RESUME=REPORT.jsonl goes on from an interrupted run.
+    real="${KB_REAL_SET:-.third_party/cudal1/h100}"
+    echo "== $real on upstream v0's problems, -n ${KB_WORKERS:-1}"
+    start=$(date +%s)
+    timeout -s INT "${KB_EVAL_LIMIT:-540}" python3 -m pytest -p no:cacheprovider -q \
+        -n "${KB_WORKERS:-1}" --kb-device=cuda --kb-problems=.third_party/v0/KernelBench \
+        --kb-candidates="$real" --kb-report="$out/real.json" ${KB_RESUME:+--kb-resume="$KB_RESUME"} \
+        --benchmark-max-time="${KB_TIME_BUDGET:-0.5}" "$@" >"$out/real.log" 2>&1
+    echo "wall time: $(( $(date +%s) - start )) s"
+    grep -E '^kernelbench: [0-9]+ extension|[0-9]+ (passed|failed)' "$out/real.log" | tail -3
+    python3 benchmarks/summarize_report.py "$out/real.json" --overhead
+fi
+
+if [[ " $sections " == *" upstream "* ]]; then
+    # Upstream v0's own harness on the candidates of KB_UPSTREAM_LIST (L/ID per line), in
+    # KB_UPSTREAM_JOBS processes at once: its builds dominate, and its verdicts do not depend
+    # on timing (its speedups, run side by side, are approximate).
+    jobs="${KB_UPSTREAM_JOBS:-6}"
+    mapfile -t items <"${KB_UPSTREAM_LIST:?a file of L/ID lines}"
+    echo "== upstream v0's eval_kernel_against_ref on ${#items[@]} candidates, $jobs at a time"
+    for ((j = 0; j < jobs; j++)); do
+        share=()
+        for ((i = j; i < ${#items[@]}; i += jobs)); do share+=("${items[i]}"); done
+        ((${#share[@]})) || continue
+        KB_V0=.third_party/v0 KB_RUN="${KB_REAL_SET:-.third_party/cudal1/h100}" \
+            BUDGET_S="${KB_EVAL_LIMIT:-540}" python3 .third_party/upstream_v0_check.py \
+            "$out/upstream-$j.json" "${share[@]}" >"$out/upstream-$j.log" 2>&1 &
+    done
+    wait
+    python3 benchmarks/agreement.py merge "$out/upstream.json" "$out"/upstream-[0-9]*.json
 fi
 
 levels="${KB_AUDIT_LEVELS:-1,2,3}"

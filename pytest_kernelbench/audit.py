@@ -30,6 +30,7 @@ from pytest_kernelbench import correctness, faults, loading
 from pytest_kernelbench.discovery import Problem, find_problems
 from pytest_kernelbench.manifest import Entry, load_manifest
 from pytest_kernelbench.options import parse_levels
+from pytest_kernelbench.timing import leaves
 
 MEMORY_LIMIT_BYTES = 20e9
 LAUNCH_BOUND_S = 20e-6
@@ -42,16 +43,6 @@ class Finding:
     check: str
     ok: bool
     detail: str
-
-
-def leaves(value: Any) -> list:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [leaf for item in value for leaf in leaves(item)]
-    return []
 
 
 def map_leaves(value: Any, fn):

@@ -49,9 +49,10 @@ DEVICE = READ_FILE | WRITE_FILE | READ_DIR | TRUNCATE  # use /dev/null, /dev/nvi
 # kernel's views of processes and devices.
 SYSTEM_READ = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/proc",
                "/sys", "/dev", "/run", "/var/run")
-# Where libraries keep caches and temporary files: all pointed into the scratch folder.
+# Where libraries keep caches and temporary files: all pointed into the scratch folder. HOME
+# too: CuPy, torch's extension builds and generated code write beneath "~" as a matter of course.
 SCRATCH_ENV = ("TMPDIR", "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "TRITON_HOME",
-               "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH")
+               "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH", "HOME")
 
 
 class ConfineError(RuntimeError):

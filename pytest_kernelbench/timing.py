@@ -253,6 +253,17 @@ def clone_output(output):
     return output
 
 
+def leaves(output) -> list:
+    """The tensors of a (nested) output."""
+    import torch
+
+    if isinstance(output, torch.Tensor):
+        return [output]
+    if isinstance(output, (list, tuple)):
+        return [leaf for item in output for leaf in leaves(item)]
+    return []
+
+
 def aliases(output, buffers: list) -> bool:
     """Whether a (nested) output shares memory with any of the tensors in buffers."""
     import torch

@@ -152,9 +152,12 @@ class Worker:
         last_outputs: dict[int, Any] = {}
 
         def keep_candidate_output(output) -> None:
-            # A graph overwrites its output on every replay, and the next refill overwrites an
-            # output computed in place in an input buffer: keep a copy of those.
-            copy = graph or timing.aliases(output, candidate.buffers)
+            # A graph overwrites its output on every replay, the next refill overwrites an
+            # output computed in place in an input buffer, and a candidate that returns one
+            # buffer of its own (a replayed graph's static output) overwrites it on its next
+            # call: keep a copy of those, as they were when returned.
+            kept = [leaf for value in last_outputs.values() for leaf in timing.leaves(value)]
+            copy = graph or timing.aliases(output, [*candidate.buffers, *kept])
             last_outputs[candidate.index] = timing.clone_output(output) if copy else output
 
         # The baseline's outputs are poisoned at once but held as long as the candidate's are

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -14,6 +15,9 @@ from pytest_kernelbench import confine
 
 EXAMPLES = Path(__file__).parent / "examples"
 ESCAPES = EXAMPLES / "candidates" / "escapes"
+# The account's home: confined processes get a $HOME in their scratch folder, and pytester
+# moves $HOME for the tests.
+REAL_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)
 needs_landlock = pytest.mark.skipif(confine.landlock_abi() < 6,
                                     reason="needs Landlock ABI 6 (Linux 6.12 or later)")
 
@@ -84,7 +88,7 @@ def test_the_kernel_refuses_every_route_once_a_process_is_confined(tmp_path):
         "read another candidate": lambda: os.close(os.open(other, os.O_RDONLY)),
         "write another build": lambda: os.mkdir(tmp_path / "cache" / "def"),
         "write a test file": lambda: os.close(os.open(__file__, os.O_WRONLY | os.O_APPEND)),
-        "write home": lambda: os.close(os.open(Path.home() / ".kb-x", os.O_WRONLY | os.O_CREAT)),
+        "write home": lambda: os.close(os.open(REAL_HOME / ".kb-x", os.O_WRONLY | os.O_CREAT)),
         "connect": lambda: socket.create_connection(listener.getsockname(), timeout=1),
         "signal the parent": lambda: os.kill(os.getppid(), 0),
     }
@@ -145,7 +149,7 @@ def test_each_escape_is_refused_and_reported_and_nothing_changes(kb, monkeypatch
         "reads_other_candidate": f"read {(ESCAPES / 'level1' / '2_ReLU' / 'honest.py').resolve()}",
         "opens_socket": "connect ('127.0.0.1', ",
         "signals_harness": f"signal {int(signal.SIGUSR1)} to process {os.getpid()}",
-        "writes_home": f"write {Path.home().resolve() / '.kb-escape-marker'}",
+        "writes_home": f"write {REAL_HOME.resolve() / '.kb-escape-marker'}",
     }
     for sample, attempt in tried.items():
         record = records[sample]
@@ -153,11 +157,12 @@ def test_each_escape_is_refused_and_reported_and_nothing_changes(kb, monkeypatch
         assert f"tried to {attempt}" in record["error"] and "refused" in record["error"]
         assert record["confinement"].startswith("Landlock ABI")
     assert records["honest"]["status"] == "passed"
+    assert records["caches_in_home"]["status"] == "passed", records["caches_in_home"]["error"]
     # Nothing the attempts aimed at changed, and nothing reached the harness.
     assert (problems / "level1" / "2_ReLU.py").read_text() == relu
     assert plugin_source.stat().st_mtime_ns == touched
     assert not list((kb.pytester.path / "kb-builds").glob("*/planted.so"))
-    assert not (Path.home() / ".kb-escape-marker").exists()
+    assert not (REAL_HOME / ".kb-escape-marker").exists()
     assert signals == []
     with pytest.raises(BlockingIOError):
         listener.accept()

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from pytest_kernelbench import correctness
 from pytest_kernelbench.correctness import compare
 
 
@@ -65,3 +66,24 @@ def test_integer_outputs_must_match_exactly():
     verdict = check(torch.tensor([1, 2, 3]), torch.tensor([1, 2, 4]))
     assert verdict.status == "mismatch"
     assert "worst at (2,)" in verdict.message
+
+
+def test_an_output_of_rounding_noise_is_judged_against_float64():
+    # The true answer is zero; fp32 gives noise, and reversed columns give other noise.
+    x = torch.rand(64, 4096)
+    expected = (x - x.mean(1, keepdim=True)).mean(1)
+    honest = (x.flip(1) - x.flip(1).mean(1, keepdim=True)).mean(1)
+    precise = (x.double() - x.double().mean(1, keepdim=True)).mean(1)
+    verdict = check(expected, honest)
+    assert verdict.rule == correctness.WHOLE_TENSOR
+    own_error = correctness.within_rounding(expected, honest, precise, 1e-2)
+    assert own_error is not None and own_error > 1e-2
+
+
+def test_zeros_stay_wrong_where_the_float64_reference_agrees_with_fp32():
+    x = torch.rand(4, 8192)
+    expected = torch.softmax(x, dim=1)
+    precise = torch.softmax(x.double(), dim=1)
+    assert correctness.within_rounding(expected, torch.zeros_like(expected), precise, 1e-2) is None
+    assert correctness.within_rounding(expected, expected * 1.5, precise, 1e-2) is None
+    assert correctness.within_rounding(expected, expected, precise, 1e-2) is not None

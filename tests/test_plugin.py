@@ -185,6 +185,22 @@ def test_zeros_do_not_pass_a_problem_with_tiny_outputs(kb):
     assert "whole-tensor relative error" in record["error"]
 
 
+def test_an_output_buffer_reused_across_calls_is_not_a_cache(kb):
+    # Each timed output is checked as it was when returned, not after later calls wrote it.
+    kb.run("reused_buffer", args=("-k", "ReLU", "--kb-trials=2", "--kb-p=0"))
+    record = kb.records()[("reused_buffer", 2, "s0")]
+    assert record["correct"] is True and record["status"] != "cheat", record["error"]
+
+
+def test_an_honest_answer_to_a_problem_of_rounding_noise_passes(kb):
+    # The output is zero in exact arithmetic: another summation order is as far from the
+    # fp32 reference as the reference is from the truth, which a float64 reference shows.
+    kb.run("rounding", problems="rounding_problems", args=("--kb-trials=2", "--kb-p=0"))
+    record = kb.records()[("rounding", 1, "s0")]
+    assert record["correct"] is True, record["error"]
+    assert any("float64 reference" in flag for flag in record["flags"])
+
+
 def test_a_triton_candidate_runs_under_the_interpreter_on_cpu(kb):
     kb.run("triton", args=("-k", "ReLU", "--kb-trials=2"))
     record = kb.records()[("triton", 2, "s0")]

@@ -140,3 +140,11 @@ def test_upstream_rules_check_elements_only_and_report_a_ratio_of_means():
     assert upstream.allclose_only([expected], [zeros.reshape(10, 100)], "v0") is False
     assert upstream.speedup_of_means([2.0, 4.0], [1.0, 2.0]) == 2.0
     assert upstream.speedup_of_means([], [1.0]) is None
+
+
+def test_a_cheat_verdict_names_unordered_streams_where_the_candidate_makes_them():
+    from pytest_kernelbench.evaluation import stream_hint
+
+    assert "not ordered after the caller's" in stream_hint(
+        {"static_scan": ["line 5: creates CUDA streams (work may escape timing)"]})
+    assert stream_hint({"static_scan": ["line 3: starts threads"]}) == ""

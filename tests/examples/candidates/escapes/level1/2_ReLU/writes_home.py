@@ -1,11 +1,13 @@
 # expect: sandbox_violation
+import os
+import pwd
 from pathlib import Path
 
 import torch
 import torch.nn as nn
 
-try:
-    (Path.home() / ".kb-escape-marker").write_text("here")
+try:  # the account's real home, not $HOME
+    (Path(pwd.getpwuid(os.getuid()).pw_dir) / ".kb-escape-marker").write_text("here")
 except OSError:
     pass
 

@@ -1,0 +1,137 @@
+"""Set this harness's verdicts on a real candidate set beside upstream KernelBench's.
+
+  python benchmarks/agreement.py pick REPORT.json            L/ID of every record to check
+  python benchmarks/agreement.py merge OUT.json PART.json...  upstream results in one file
+  python benchmarks/agreement.py table REPORT.json UPSTREAM.json [--notes NOTES.yaml]
+
+pick lists what upstream's harness must judge: every candidate this harness does not pass, and
+every one whose verdict under upstream's rules (computed in the same run) differs from ours.
+table prints one Markdown row per candidate: our status and speedup, upstream's verdict and
+speedup, who is right and the evidence. The evidence is our record's error, or a line from
+NOTES (keyed "L/ID") where a disagreement needed a closer look.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+AGREE, OURS, THEIRS, UNKNOWN = "agree", "ours", "upstream", "?"
+
+
+def records(report_path: str) -> dict[str, dict]:
+    """Records of a report (or its .jsonl stream) by "L/ID", missing candidates left out."""
+    path = Path(report_path)
+    if path.suffix == ".jsonl":
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    else:
+        rows = json.loads(path.read_text())["results"]
+    return {f"{r['level']}/{r['problem_id']}": r for r in rows if r["status"] != "missing"}
+
+
+def ours_passed(record: dict) -> bool:
+    return record["status"] in ("passed", "slower")
+
+
+def pick(report: dict[str, dict]) -> list[str]:
+    chosen = []
+    for key, record in report.items():
+        theirs = (record.get("upstream") or {}).get("correct")
+        if not ours_passed(record) or theirs is not True:
+            chosen.append(key)
+    return sorted(chosen, key=lambda k: tuple(map(int, k.split("/"))))
+
+
+def merge(parts: list[str]) -> list[dict]:
+    rows = []
+    for part in parts:
+        rows += json.loads(Path(part).read_text())
+    return sorted(rows, key=lambda r: (r["level"], r["id"]))
+
+
+def upstream_says(result: dict | None) -> tuple[bool | None, str]:
+    """(correct, words) of upstream's harness; correct None where it gave no verdict."""
+    if result is None:
+        return None, "not run"
+    if result.get("skipped") or result.get("timeout"):
+        return None, "no verdict (" + ("timed out" if result.get("timeout") else "skipped") + ")"
+    if "compiled" not in result:
+        return None, f"no verdict (exit {result.get('rc')})"
+    if not result["compiled"]:
+        return False, "not compiled"
+    if not result.get("correct"):
+        return False, "incorrect"
+    speedup = result.get("speedup")
+    return True, f"correct, {speedup:.2f}x" if speedup else "correct"
+
+
+def judge(record: dict, result: dict | None, notes: dict[str, str], key: str) -> tuple[str, str]:
+    """(who is right, evidence) for one candidate."""
+    theirs, _ = upstream_says(result)
+    mine = ours_passed(record)
+    evidence = notes.get(key) or (record.get("error") or "").splitlines()[0:1]
+    if isinstance(evidence, list):
+        evidence = evidence[0] if evidence else ""
+    if theirs is None:
+        return (AGREE if mine else UNKNOWN), evidence
+    if theirs == mine:
+        return AGREE, evidence
+    return (notes.get(key + ":right") or UNKNOWN), evidence
+
+
+def table(report: dict[str, dict], results: list[dict], notes: dict[str, str]) -> list[str]:
+    by_key = {f"{r['level']}/{r['id']}": r for r in results}
+    lines = ["| candidate | problem | ours | our speedup | upstream (its harness) | "
+             "upstream rules, our run | right | evidence |",
+             "|---|---|---|---|---|---|---|---|"]
+    for key in sorted(report, key=lambda k: tuple(map(int, k.split("/")))):
+        record = report[key]
+        result = by_key.get(key)
+        _, words = upstream_says(result)
+        if result is None and ours_passed(record):
+            words = "not run (ours passed)"
+        rule = record.get("upstream") or {}
+        rule_words = ("correct" if rule.get("correct") else
+                      "unknown" if rule.get("correct") is None and rule.get("compiled")
+                      else "incorrect" if rule.get("compiled") else "not compiled")
+        if rule.get("speedup"):
+            rule_words += f", {rule['speedup']:.2f}x"
+        speedup = f"{record['speedup']:.2f}" if record.get("speedup") else ""
+        right, evidence = judge(record, result, notes, key)
+        evidence = evidence.replace("|", "\\|")[:160]
+        lines.append(f"| {key} | {record['problem']} | {record['status']} | {speedup} | {words} | "
+                     f"{rule_words} | {right} | {evidence} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("pick").add_argument("report")
+    merging = sub.add_parser("merge")
+    merging.add_argument("out")
+    merging.add_argument("parts", nargs="+")
+    tabling = sub.add_parser("table")
+    tabling.add_argument("report")
+    tabling.add_argument("upstream")
+    tabling.add_argument("--notes", help="YAML: 'L/ID': evidence, 'L/ID:right': ours|upstream")
+    args = parser.parse_args(argv)
+    if args.command == "pick":
+        print("\n".join(pick(records(args.report))))
+    elif args.command == "merge":
+        rows = merge(args.parts)
+        Path(args.out).write_text(json.dumps(rows, indent=1))
+        print(f"{len(rows)} upstream results in {args.out}")
+    else:
+        notes = yaml.safe_load(Path(args.notes).read_text()) if args.notes else {}
+        results = json.loads(Path(args.upstream).read_text())
+        print("\n".join(table(records(args.report), results, {str(k): v for k, v in notes.items()})))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
