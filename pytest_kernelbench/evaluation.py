@@ -152,6 +152,7 @@ class Evaluator:
                     outcome = problem_outcome(case, str(exc))
                 finally:
                     self._deadline = outer + (time.monotonic() - began)
+                    loading.release_cached_memory()
                 held_to = time.time()
             # Where the stage ran and when it held the device: a multi-GPU run's report shows
             # which GPU each worker used and that no timing overlapped other work on it.

@@ -151,3 +151,27 @@ def synchronize(device: str) -> None:
 
     if device.startswith("cuda"):
         torch.cuda.synchronize(device)
+
+
+def warm_libraries(device: str) -> None:
+    """Create this process's cuBLAS and cuDNN handles before a candidate runs, as any process
+    that ran its reference first has them: a candidate that captures a CUDA graph at its first
+    call must not fail because a library made its handle inside the capture."""
+    import torch
+
+    if not device.startswith("cuda"):
+        return
+    with torch.no_grad():
+        square = torch.ones(16, 16, device=device)
+        torch.nn.functional.linear(square @ square, square, square[0])
+        torch.nn.functional.conv2d(square.view(1, 1, 16, 16), square[:3, :3].reshape(1, 1, 3, 3))
+    torch.cuda.synchronize(device)
+
+
+def release_cached_memory() -> None:
+    """Give the GPU memory this process's allocator keeps cached back to the driver, so that
+    processes sharing the GPU (xdist workers and their sandboxes) do not run each other out of
+    memory with blocks none of them uses. Live tensors stay; a process without CUDA does nothing."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()

@@ -116,7 +116,11 @@ def decode_value(tree: dict, payload: memoryview, offset: list[int],
 
 
 def _share_cuda(value, keep_alive: list) -> dict:
-    tensor = value.detach().contiguous()
+    import torch
+
+    # A copy of the sender's own: a candidate's tensor may live in a CUDA graph's private pool
+    # or be a buffer its next call overwrites, and neither should be mapped into the receiver.
+    tensor = value.detach().clone(memory_format=torch.contiguous_format)
     keep_alive.append(tensor)
     (device, handle, size_bytes, offset_bytes, counter_handle, counter_offset, event_handle,
      event_sync) = tensor.untyped_storage()._share_cuda_()

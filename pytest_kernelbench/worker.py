@@ -95,6 +95,7 @@ class Worker:
         device, seed = request["device"], request["seed"]
         problem = loading.import_file(Path(request["problem"]), "kb_problem")
         init_args = loading.make_init_args(problem, seed, device)
+        loading.warm_libraries(device)
         candidate_path = request["candidate"]
         builds.echo_build_errors()  # a build in this process leaves its compiler lines in the log
         if os.environ.get("TORCH_EXTENSIONS_DIR"):
@@ -286,6 +287,7 @@ def serve(read_fd: int, write_fd: int) -> int:
             return 0
         reply, blobs = worker.handle(request)
         wire.write_message(write_fd, reply, blobs)
+        loading.release_cached_memory()
 
 
 def zygote(control_fd: int) -> int:
