@@ -2,13 +2,15 @@
 
   python benchmarks/agreement.py pick REPORT.json            L/ID of every record to check
   python benchmarks/agreement.py merge OUT.json PART.json...  upstream results in one file
-  python benchmarks/agreement.py table REPORT.json UPSTREAM.json [--notes NOTES.yaml]
+  python benchmarks/agreement.py table UPSTREAM.json REPORT.json... [--notes NOTES.yaml]
+                                        [--set DIR]
 
 pick lists what upstream's harness must judge: every candidate this harness does not pass, and
 every one whose verdict under upstream's rules (computed in the same run) differs from ours.
 table prints one Markdown row per candidate: our status and speedup, upstream's verdict and
 speedup, who is right and the evidence. The evidence is our record's error, or a line from
-NOTES (keyed "L/ID") where a disagreement needed a closer look.
+NOTES (keyed "L/ID") where a disagreement needed a closer look. With --set, every candidate file
+of the set (level_<L>_problem_<ID>_sample_0_kernel.py) that no report holds gets a row too.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from pathlib import Path
 
 import yaml
 
-AGREE, OURS, THEIRS, UNKNOWN = "agree", "ours", "upstream", "?"
+AGREE, UNKNOWN = "agree", "?"
+AGREE_BY_RULES = "agree (upstream's rules in our run)"
 
 
 def records(report_path: str) -> dict[str, dict]:
@@ -77,13 +80,15 @@ def judge(record: dict, result: dict | None, notes: dict[str, str], key: str) ->
     if isinstance(evidence, list):
         evidence = evidence[0] if evidence else ""
     if theirs is None:
-        return (AGREE if mine else UNKNOWN), evidence
+        ruled = (record.get("upstream") or {}).get("correct")
+        return (AGREE_BY_RULES if mine and ruled else UNKNOWN), evidence
     if theirs == mine:
         return AGREE, evidence
     return (notes.get(key + ":right") or UNKNOWN), evidence
 
 
-def table(report: dict[str, dict], results: list[dict], notes: dict[str, str]) -> list[str]:
+def table(report: dict[str, dict], results: list[dict], notes: dict[str, str],
+          unrun: list[str] = ()) -> list[str]:
     by_key = {f"{r['level']}/{r['id']}": r for r in results}
     lines = ["| candidate | problem | ours | our speedup | upstream (its harness) | "
              "upstream rules, our run | right | evidence |",
@@ -102,10 +107,20 @@ def table(report: dict[str, dict], results: list[dict], notes: dict[str, str]) -
             rule_words += f", {rule['speedup']:.2f}x"
         speedup = f"{record['speedup']:.2f}" if record.get("speedup") else ""
         right, evidence = judge(record, result, notes, key)
-        evidence = evidence.replace("|", "\\|")[:160]
+        evidence = evidence.replace("|", "\\|")[:240]
         lines.append(f"| {key} | {record['problem']} | {record['status']} | {speedup} | {words} | "
                      f"{rule_words} | {right} | {evidence} |")
+    lines += [f"| {key} | | not run yet | | | | | |" for key in unrun]
     return lines
+
+
+def set_keys(folder: str) -> list[str]:
+    """"L/ID" of every candidate file of a set in upstream's layout."""
+    keys = []
+    for path in Path(folder).glob("level_*_problem_*_sample_*_kernel.py"):
+        parts = path.name.split("_")
+        keys.append(f"{parts[1]}/{parts[3]}")
+    return sorted(set(keys), key=lambda k: tuple(map(int, k.split("/"))))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,9 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     merging.add_argument("out")
     merging.add_argument("parts", nargs="+")
     tabling = sub.add_parser("table")
-    tabling.add_argument("report")
     tabling.add_argument("upstream")
+    tabling.add_argument("reports", nargs="+")
     tabling.add_argument("--notes", help="YAML: 'L/ID': evidence, 'L/ID:right': ours|upstream")
+    tabling.add_argument("--set", help="the candidate folder, to list what no report holds")
     args = parser.parse_args(argv)
     if args.command == "pick":
         print("\n".join(pick(records(args.report))))
@@ -129,7 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         notes = yaml.safe_load(Path(args.notes).read_text()) if args.notes else {}
         results = json.loads(Path(args.upstream).read_text())
-        print("\n".join(table(records(args.report), results, {str(k): v for k, v in notes.items()})))
+        report: dict[str, dict] = {}
+        for path in args.reports:
+            report.update(records(path))
+        unrun = [key for key in set_keys(args.set) if key not in report] if args.set else []
+        print("\n".join(table(report, results, {str(k): v for k, v in notes.items()}, unrun)))
     return 0
 
 

@@ -99,9 +99,9 @@ if [[ " $sections " == *" devices "* ]]; then
     last=$((gpus - 1))
     pick="19_ReLU or 25_Swish or 30_Softsign"
     reports=()
-    for variant in "cuda$last --kb-device=cuda:$last" "cuda0 --kb-device=cuda:0" "xdist -n $((2 * gpus))"; do
+    for variant in "last --kb-device=cuda:$last" "first --kb-device=cuda:0" "xdist -n $((2 * gpus))"; do
         name="${variant%% *}"; option="${variant#* }"
-        [[ "$name" == cuda0 && "$last" == 0 ]] && continue
+        [[ "$name" == first && "$last" == 0 ]] && continue  # one GPU: "last" ran on cuda:0
         echo "== devices: level 1 ($pick), $option"
         python3 -m pytest -p no:cacheprovider -q --kb-level=1 -k "$pick" --kb-trials=2 $option \
             --kb-candidates=candidates/hostile-gpu --kb-candidates=candidates/reference \

@@ -264,6 +264,9 @@ class Evaluator:
                       baseline_source="interleaved" if "baseline" in samples else "cache",
                       baseline_stats=baseline.as_dict(), candidate_stats=candidate.as_dict(),
                       speedup_interval=list(timing.speedup_interval(baseline, candidate)))
+        if reply.header.get("reused_output"):
+            notes.append("returns the same buffer on every call (as a replayed CUDA graph's "
+                         "static output does): an output the caller keeps changes at its next call")
         timed = [(item["seed"], value) for item, value in zip(reply.header["timed_outputs"],
                                                               reply.extra["timed_outputs"])]
         for seed, value in timed:

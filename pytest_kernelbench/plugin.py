@@ -80,6 +80,7 @@ class KernelBenchRun:
         self.orphans: list[discovery.Candidate] = []  # candidate files that match no problem
         self.misnamed: list = []  # (candidate, problem) whose file name says another problem
         self.builds: list = []  # extension builds run ahead of the items (builds.Build)
+        self.worker_builds: dict[str, dict] = {}  # under xdist: what the workers' builds gave
         self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
         # The records an earlier run left that still stand for their case (--kb-resume);
         # those cases do not run again.
@@ -178,11 +179,19 @@ class KernelBenchRun:
                 self.stream.write(record, len(STAGES) - 1)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workeroutput"):  # an xdist worker: its builds go to the report
+            self.config.workeroutput["kb_builds"] = build_entries(self.builds)
         # Written here, before the terminal summary, and also when the run was interrupted.
         self.write_report()
         self.write_feedback()
         if self.stream is not None:
             self.stream.close()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        for entry in getattr(node, "workeroutput", {}).get("kb_builds", []):
+            self.worker_builds[entry["candidate"]] = merge_build(
+                self.worker_builds.get(entry["candidate"]), entry)
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
@@ -314,10 +323,9 @@ class KernelBenchRun:
             env["confinement"] = "; ".join(entered)
         document = report.build_report(records, rows, self.settings, self.device, env,
                                        upstream_rows)
-        # Builds run ahead of the items; under xdist they ran in the workers and this is empty.
-        document["builds"] = [{"candidate": str(b.candidate), "status": b.status,
-                               "seconds": round(b.seconds, 3), "message": b.message}
-                              for b in self.builds]
+        # Builds run ahead of the items, here or (under xdist) in the workers.
+        document["builds"] = build_entries(self.builds) + sorted(
+            self.worker_builds.values(), key=lambda entry: entry["candidate"])
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(report.dump_json(document))
 
@@ -407,6 +415,24 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
     builds.run_builds(planned, arch, jobs, settings.build_timeout_s, on_done,
                       protected if settings.confine != "off" else None)
     return planned
+
+
+def build_entries(planned: list) -> list[dict]:
+    return [{"candidate": str(b.candidate), "status": b.status, "seconds": round(b.seconds, 3),
+             "message": b.message} for b in planned]
+
+
+# Every xdist worker plans every build; the one that ran it says more than those that found it
+# done or waited for it.
+_BUILD_PRECEDENCE = {"built": 0, "failed": 1, "deferred": 2, "cached": 3}
+
+
+def merge_build(known: dict | None, entry: dict) -> dict:
+    """The more telling of two workers' entries for one candidate's build."""
+    if known is None:
+        return entry
+    rank = _BUILD_PRECEDENCE.get
+    return entry if rank(entry["status"], 4) < rank(known["status"], 4) else known
 
 
 def xdist_worker(config: pytest.Config) -> str | None:

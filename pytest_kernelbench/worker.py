@@ -151,6 +151,7 @@ class Worker:
             self.loaded = None  # a failed capture can leave the context unusable
             return {"ok": True, "graph_error": fault.message}, []
         last_outputs: dict[int, Any] = {}
+        reused: list[bool] = []  # the candidate returned a buffer it had returned before
 
         def keep_candidate_output(output) -> None:
             # A graph overwrites its output on every replay, the next refill overwrites an
@@ -158,6 +159,8 @@ class Worker:
             # buffer of its own (a replayed graph's static output) overwrites it on its next
             # call: keep a copy of those, as they were when returned.
             kept = [leaf for value in last_outputs.values() for leaf in timing.leaves(value)]
+            if not graph and timing.aliases(output, kept):
+                reused.append(True)
             copy = graph or timing.aliases(output, [*candidate.buffers, *kept])
             last_outputs[candidate.index] = timing.clone_output(output) if copy else output
 
@@ -183,7 +186,8 @@ class Worker:
         checked = [{"seed": seeds[index], "output": wire.encode_value(out, blobs, keep_alive)}
                    for index, out in sorted(last_outputs.items())]
         return {"ok": True, "samples_s": measured.samples_s, "stopped": measured.stopped,
-                "rounds": measured.rounds, "timed_outputs": checked}, blobs
+                "rounds": measured.rounds, "timed_outputs": checked,
+                "reused_output": bool(reused)}, blobs
 
     def burst(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
         """Back-to-back calls for the pytest process to time with its own clock: the
