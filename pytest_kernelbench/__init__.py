@@ -1,3 +1,7 @@
-"""pytest-kernelbench: KernelBench-style kernel evaluation as pytest items."""
+"""pytest-kernelbench: KernelBench-style kernel evaluation as pytest items, and as a Python API
+(`evaluate`, `Session`) for loops that judge one attempt at a time."""
 
+from pytest_kernelbench.api import Session, evaluate
+
+__all__ = ["Session", "evaluate"]
 __version__ = "0.1.0"

@@ -810,6 +810,7 @@ def burst_calls(median_s: float) -> int:
 
 
 def base_record(case: Case) -> dict:
+    """A new record (record.Record, report.schema.json): every field that is always there."""
     return {
         "level": case.problem.level,
         "problem_id": case.problem.problem_id,

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 # Imported once here: in-process inner runs restore sys.modules afterwards, and a C extension
@@ -11,6 +12,8 @@ import pytest
 import torch  # noqa: F401
 import torch._dynamo  # noqa: F401
 import torch.utils.flop_counter  # noqa: F401
+
+from pytest_kernelbench import record
 
 EXAMPLES = Path(__file__).parent / "examples"
 
@@ -30,7 +33,10 @@ class KernelBenchRunner:
         return self.pytester.runpytest(*argv, *args)
 
     def report(self) -> dict:
-        return json.loads((self.pytester.path / "report.json").read_text())
+        """The run's JSON report, checked against the schema the package ships."""
+        document = json.loads((self.pytester.path / "report.json").read_text())
+        jsonschema.validate(document, record.schema())
+        return document
 
     def records(self) -> dict[tuple[str, int, str], dict]:
         """(set, problem id, sample) -> record."""

@@ -3,6 +3,8 @@ timing statistics and plausibility."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -148,3 +150,13 @@ def test_a_cheat_verdict_names_unordered_streams_where_the_candidate_makes_them(
     assert "not ordered after the caller's" in stream_hint(
         {"static_scan": ["line 5: creates CUDA streams (work may escape timing)"]})
     assert stream_hint({"static_scan": ["line 3: starts threads"]}) == ""
+
+
+def test_the_record_type_and_the_shipped_schema_name_the_same_fields():
+    from pytest_kernelbench import record, report
+
+    assert set(record.Record.__annotations__) == record.record_fields()
+    assert record.schema()["properties"]["schema_version"]["const"] == report.SCHEMA_VERSION
+    documented = Path(__file__).parents[1].joinpath("docs", "report-schema.md").read_text()
+    missing = [name for name in record.record_fields() if f"`{name}`" not in documented]
+    assert not missing, f"docs/report-schema.md does not describe {missing}"

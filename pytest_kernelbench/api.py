@@ -1,0 +1,143 @@
+"""Evaluating candidates without pytest: the core the pytest items call, as a Python API.
+
+    from pytest_kernelbench import Session, evaluate
+
+    record = evaluate("problems/level1/19_ReLU.py", "attempt.py", device="cuda")
+
+    with Session(device="cuda", trials=5) as session:  # workers and builds reused
+        for source in attempts:
+            record = session.evaluate("problems/level1/19_ReLU.py", source)
+
+A problem or candidate is a file path or the Python source itself (text with a line break).
+Each call judges a snapshot of the candidate taken when it is called, so an agent may rewrite
+the same file between calls. Options are the fields of `options.Settings` (p, trials, atol,
+rtol, timeout_s, seed, mode, timing, confine, ...); the returned record is the one the JSON
+report holds (`docs/report-schema.md`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pytest_kernelbench.discovery import Candidate, Case, Problem
+from pytest_kernelbench.manifest import load_manifest
+from pytest_kernelbench.options import Settings
+
+SET_NAME = "api"
+# Settings that only the pytest run uses (where files go, which problems it collects).
+_RUN_ONLY = {"problems_dir", "candidate_dirs", "levels", "tags", "report_path", "costs_path",
+             "shard", "resume_path", "feedback_dir", "device"}
+OPTIONS = sorted(f.name for f in dataclasses.fields(Settings) if f.name not in _RUN_ONLY)
+_PROBLEM_FILE = re.compile(r"^(?P<id>\d+)_(?P<name>.+)\.py$")
+_LEVEL_DIR = re.compile(r"^level(?P<level>\d+)$")
+
+
+class Session:
+    """Evaluates many candidates with one set of options, on one device."""
+
+    def __init__(self, device: str = "auto", **options: Any):
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise TypeError(f"unknown option(s) {', '.join(unknown)}; "
+                            f"known: {', '.join(OPTIONS)}")
+        from pytest_kernelbench.evaluation import Evaluator
+
+        self.device = _resolve_device(device)
+        self._scratch = Path(tempfile.mkdtemp(prefix="kernelbench-api-"))
+        # Candidates are snapshots in a folder of their own: confined, one cannot read another.
+        self._candidates = self._scratch / "candidates"
+        self._candidates.mkdir()
+        self.settings = Settings(problems_dir=self._scratch / "problems",
+                                 candidate_dirs=(self._candidates,), device=device,
+                                 report_path=None, **options)
+        self._evaluator = Evaluator(self.settings, self.device)
+        self._calls = 0
+
+    def evaluate(self, problem: str | Path, candidate: str | Path) -> dict:
+        """The record of one candidate against one problem: compile, correctness and speed."""
+        self._calls += 1
+        sample = f"a{self._calls}"
+        problem_path = self._problem_file(problem)
+        level, problem_id, name = identify(problem_path)
+        # A problem of a suite with a manifest keeps the tolerances the manifest sets for it.
+        entries = load_manifest(problem_path.parent.parent)
+        if (level, problem_id) in entries:
+            self._evaluator.overrides[(level, problem_id)] = entries[(level, problem_id)]
+        snapshot = self._candidates / f"{sample}.py"
+        snapshot.write_text(_source_of(candidate, "candidate"))
+        case = Case(Problem(level, problem_id, name, problem_path), SET_NAME, sample,
+                    Candidate(SET_NAME, level, problem_id, sample, snapshot))
+        ev = self._evaluator
+        outcome = None
+        for stage in (ev.compile, ev.correct, ev.speed):
+            outcome = stage(case)
+            if not outcome.passed:
+                break
+        assert outcome is not None
+        return outcome.record
+
+    def close(self) -> None:
+        self._evaluator.close()
+        shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _problem_file(self, problem: str | Path) -> Path:
+        if isinstance(problem, Path) or "\n" not in problem:
+            path = Path(problem).expanduser().resolve()
+            if not path.is_file():
+                raise FileNotFoundError(f"problem: no such file: {problem}")
+            return path
+        folder = self._scratch / "problems" / "level0"  # a source: level 0, id from the call
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{self._calls}_problem.py"
+        path.write_text(problem)
+        return path
+
+
+def evaluate(problem: str | Path, candidate: str | Path, device: str = "auto",
+             **options: Any) -> dict:
+    """One candidate's record, in a session of its own (see Session for many)."""
+    with Session(device, **options) as session:
+        return session.evaluate(problem, candidate)
+
+
+def identify(path: Path) -> tuple[int, int, str]:
+    """(level, id, name) from level<L>/<id>_<Name>.py; level and id 0 where the path says none."""
+    file = _PROBLEM_FILE.match(path.name)
+    folder = _LEVEL_DIR.match(path.parent.name)
+    level = int(folder["level"]) if folder else 0
+    if file:
+        return level, int(file["id"]), file["name"]
+    return level, 0, path.stem
+
+
+def _source_of(candidate: str | Path, what: str) -> str:
+    if isinstance(candidate, str) and "\n" in candidate:
+        return candidate
+    path = Path(candidate).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"{what}: no such file: {candidate}")
+    return path.read_text()
+
+
+def _resolve_device(requested: str) -> str:
+    import pytest
+
+    from pytest_kernelbench.options import parse_device
+    from pytest_kernelbench.plugin import resolve_device
+
+    try:
+        return resolve_device(parse_device(requested))
+    except (pytest.UsageError, argparse.ArgumentTypeError) as exc:
+        raise ValueError(str(exc).replace("--kb-device=", "device ")) from None
