@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -135,194 +137,166 @@ def parse_tags(text: str) -> tuple[str, ...]:
     return tuple(tag.strip() for tag in text.split(",") if tag.strip())
 
 
+@dataclass(frozen=True)
+class Option:
+    """One command-line option and its ini twin (`kb_<name>` in pytest.ini, pyproject.toml...).
+
+    Its default is the Settings field's, written once there; help shows it through `shown`.
+    Paths given on the command line are relative to where pytest was started, ini paths to the
+    ini file.
+    """
+
+    flag: str  # --kb-...
+    field: str  # the Settings field it sets
+    help: str  # "{default}" is replaced by the default as shown
+    metavar: str | None = None  # None: a switch (store_true; ini: true/false)
+    parse: Callable[[str], Any] | None = None
+    kind: str = "value"  # value, switch, dir (must exist), file (must exist), path, dirs
+    ini: bool = True  # whether a file may set it
+    shown: Callable[[Any], str] = lambda value: "off" if value is None or value is False \
+        else f"{value:g}" if isinstance(value, float) else str(value)
+    to_field: Callable[[Any], Any] = lambda value: value
+
+    @property
+    def dest(self) -> str:
+        return "kb_" + self.flag.removeprefix("--kb-").replace("-", "_")
+
+    @property
+    def default(self) -> Any:
+        return _FIELD_DEFAULTS[self.field]
+
+
+def _levels_shown(levels: tuple[int, ...]) -> str:
+    return "all" if levels == (1, 2, 3) else ",".join(map(str, levels))
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("--kb-candidates", "candidate_dirs", "folder of candidate kernels (ModelNew); repeat "
+           "to compare several sets. Evaluation is off unless at least one is given.",
+           "DIR", kind="dirs", shown=lambda _: "none (the plugin stays idle)"),
+    Option("--kb-problems", "problems_dir", "problem folder with level<N>/<id>_<Name>.py files "
+           "(default: {default}).", "DIR", kind="dir",
+           shown=lambda _: "./problems, else the suite that ships with the plugin"),
+    Option("--kb-level", "levels", "levels to evaluate, e.g. 1 or 1,2 (default: {default}).",
+           "N[,N]", parse_levels, shown=_levels_shown),
+    Option("--kb-tags", "tags", "only problems carrying one of these manifest tags, e.g. "
+           "conv,norm (default: {default}).", "TAG[,TAG]", parse_tags,
+           shown=lambda tags: ",".join(tags) or "all"),
+    Option("--kb-p", "p", "speedup threshold: a speed item passes iff speedup > P; the summary "
+           "reports fast_P (default: {default}).", "P", parse_p),
+    Option("--kb-trials", "trials", "correctness trials, each on freshly drawn inputs "
+           "(default: {default}).", "N", parse_positive_int),
+    Option("--kb-atol", "atol", "absolute tolerance (default: {default}).", "X", parse_tolerance),
+    Option("--kb-rtol", "rtol", "relative tolerance (default: {default}).", "X", parse_tolerance),
+    Option("--kb-device", "device", "auto, cpu, cuda or cuda:N; auto = cuda when available, "
+           "else cpu (default: {default}).", "DEV", parse_device),
+    Option("--kb-mode", "mode", "run models in train or eval mode; train as upstream "
+           "KernelBench: batch norm uses batch statistics, shipped problems keep dropout at p=0 "
+           "(default: {default}).", "MODE", parse_mode),
+    Option("--kb-timeout", "timeout_s", "limit for each stage of each candidate (compile, correct "
+           "with all its trials, speed with all its timing); past it the stage fails with status "
+           "timeout (default: {default}).", "SECONDS", parse_seconds),
+    Option("--kb-build-timeout", "build_timeout_s", "limit for each extension build run ahead of "
+           "the items (default: {default}).", "SECONDS", parse_seconds),
+    Option("--kb-seed", "seed", "base seed for weights and inputs (default: {default}).", "N",
+           int),
+    Option("--kb-flag-speedup", "flag_speedup", "flag speedups above X in the report for a look "
+           "by hand (default: {default}).", "X", parse_p),
+    Option("--kb-require-kernel", "require_kernel", "fail the speed item of a candidate that ran "
+           "no GPU kernel of its own (status torch_only; detected on CUDA); default: a flag only.",
+           kind="switch"),
+    Option("--kb-timing", "timing", "events: CUDA events around each eager call (as upstream "
+           "KernelBench); graph: replay each side from a CUDA graph (no launch overhead; falls "
+           "back to events with a note when a side cannot be captured); auto: graph for "
+           "launch-bound problems, whose eager baseline takes under 50 us per call "
+           "(default: {default}).", "HOW", parse_timing),
+    Option("--kb-rse", "target_rse", "stop timing once the median of each side is known to this "
+           "relative standard error, e.g. 0.005 = 0.5%%; --benchmark-max-time still caps the time; "
+           "0 always spends the budget (default: {default}).", "X", parse_fraction),
+    Option("--kb-baseline", "baseline", "what candidates are timed against: eager, compile or "
+           "compile:MODE (torch.compile; MODE e.g. max-autotune). Correctness is always judged "
+           "against eager (default: {default}).", "B", parse_baseline),
+    Option("--kb-baseline-cache", "baseline_cache", "reuse baseline timings kept in DIR, keyed by "
+           "GPU, driver, torch, problem source, baseline and timing mode; missing or stale ones "
+           "are timed in the pytest process and stored. The candidate is then timed alone, not "
+           "in turns with the baseline (default: {default}).", "DIR", kind="path"),
+    Option("--kb-baseline-max-age", "baseline_max_age_s", "cached baseline timings older than "
+           "this are stale (default: {default}).", "HOURS", parse_hours,
+           shown=lambda seconds: f"{seconds / 3600:g}", to_field=lambda hours: hours * 3600),
+    Option("--kb-retime-baseline", "retime_baseline", "time every baseline afresh and overwrite "
+           "the cache entries.", kind="switch"),
+    Option("--kb-build-jobs", "build_jobs", "build candidates' C++/CUDA extensions N at a time "
+           "before any item runs; 0 builds each when its compile item runs (default: {default}).",
+           "N", parse_jobs, shown=lambda _: "CPU cores / xdist workers"),
+    Option("--kb-build-cache", "build_cache", "content-addressed folder of built extensions, "
+           "shareable between runs and machines (default: {default}).", "DIR", kind="path",
+           shown=lambda _: "~/.cache/pytest-kernelbench/extensions"),
+    Option("--kb-allow-input-changes", "allow_input_changes", "let forward change its input "
+           "tensors, as upstream KernelBench does. Default: a candidate that changes an input "
+           "its reference leaves alone fails (mutated_input): in a real model that input may "
+           "be used again.", kind="switch"),
+    Option("--kb-upstream-rules", "upstream_rules", "the upstream KernelBench rules each record's "
+           "`upstream` verdict and the second summary table follow: v0 (atol = rtol = 1e-2, as "
+           "in the paper) or main (1e-4 for fp32) (default: {default}).", "VERSION",
+           parse_upstream_rules),
+    Option("--kb-confine", "confine", "confine each process that runs candidate code (Landlock, "
+           "a network namespace): it reads only Python, the toolchain and its own files, writes "
+           "only its scratch and build folders, reaches no network and signals nothing outside "
+           "itself; a candidate that tries fails with status sandbox_violation. auto: confine "
+           "where the kernel can, else warn; require: stop where it cannot; off "
+           "(default: {default}).", "MODE", parse_confine),
+    Option("--kb-shard", "shard", "run only the I-th of N shards of the cases, split the same way "
+           "on every machine (longest first, by the report named by --kb-costs, which every "
+           "shard must be given alike; else by level); merge the shards' reports with "
+           "kernelbench-report merge (default: {default}).", "I/N", parse_shard, ini=False,
+           shown=lambda _: "all cases"),
+    Option("--kb-resume", "resume_path", "reuse the records of an earlier run (its JSON report, "
+           "or the .jsonl stream it wrote as it went) whose candidate, problem and verdict "
+           "settings are unchanged; those cases are not run again (default: {default}).", "PATH",
+           kind="file", ini=False, shown=lambda _: "none"),
+    Option("--kb-feedback", "feedback_dir", "write, per candidate, a compact JSON and a short "
+           "text for whoever writes the next attempt: the stage reached, the error and where "
+           "(compiler lines, the candidate's frames, the worst element), or the speedup and "
+           "speed-of-light fraction (default: {default}).", "DIR", kind="path",
+           shown=lambda _: "none"),
+    Option("--kb-costs", "costs_path", "under xdist, hand out the most expensive cases first, as "
+           "an earlier JSON report timed them (cases it does not know are estimated from their "
+           "problem and level); 'none' keeps the problem order (default: {default}).", "REPORT",
+           kind="costs", shown=lambda _: "the --kb-report file, when an earlier run left one"),
+    Option("--kb-report", "report_path", "write the JSON report here; 'none' writes nothing "
+           "(default: {default}).", "PATH", kind="report", shown=lambda _: REPORT_DEFAULT),
+)
+REPORT_DEFAULT = "reports/kernelbench.json"
+
+
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("kernelbench", "KernelBench kernel evaluation")
-    group.addoption(
-        "--kb-candidates", dest="kb_candidates", action="append", default=[], metavar="DIR",
-        help="folder of candidate kernels (ModelNew); repeat to compare several sets. "
-        "Evaluation is off unless at least one is given (ini: kb_candidates).",
-    )
-    group.addoption(
-        "--kb-problems", dest="kb_problems", metavar="DIR", default=None,
-        help="problem folder with level<N>/<id>_<Name>.py files (default: ini kb_problems, "
-        "else ./problems).",
-    )
-    group.addoption(
-        "--kb-level", dest="kb_level", type=parse_levels, metavar="N[,N]", default=None,
-        help="levels to evaluate, e.g. 1 or 1,2 (default: all).",
-    )
-    group.addoption(
-        "--kb-tags", dest="kb_tags", type=parse_tags, metavar="TAG[,TAG]", default=None,
-        help="only problems carrying one of these manifest tags, e.g. conv,norm (default: all).",
-    )
-    group.addoption(
-        "--kb-p", dest="kb_p", type=parse_p, metavar="P", default=None,
-        help="speedup threshold: a speed item passes iff speedup > P; the summary reports "
-        "fast_P (default: 1.0).",
-    )
-    group.addoption(
-        "--kb-trials", dest="kb_trials", type=parse_positive_int, metavar="N", default=None,
-        help="correctness trials, each on freshly drawn inputs (default: 5).",
-    )
-    group.addoption(
-        "--kb-atol", dest="kb_atol", type=parse_tolerance, metavar="X", default=None,
-        help="absolute tolerance (default: 1e-2).",
-    )
-    group.addoption(
-        "--kb-rtol", dest="kb_rtol", type=parse_tolerance, metavar="X", default=None,
-        help="relative tolerance (default: 1e-2).",
-    )
-    group.addoption(
-        "--kb-device", dest="kb_device", type=parse_device, metavar="DEV", default=None,
-        help="auto, cpu, cuda or cuda:N (default: auto = cuda when available, else cpu).",
-    )
-    group.addoption(
-        "--kb-mode", dest="kb_mode", type=parse_mode, metavar="MODE", default=None,
-        help="run models in train or eval mode (default: train, as upstream KernelBench: batch "
-        "norm uses batch statistics; shipped problems keep dropout at p=0).",
-    )
-    group.addoption(
-        "--kb-timeout", dest="kb_timeout", type=parse_seconds, metavar="SECONDS", default=None,
-        help="limit for each stage of each candidate (compile, correct with all its trials, "
-        "speed with all its timing); past it the stage fails with status timeout (default: "
-        "300).",
-    )
-    group.addoption(
-        "--kb-build-timeout", dest="kb_build_timeout", type=parse_seconds, metavar="SECONDS",
-        default=None,
-        help="limit for each extension build run ahead of the items (default: 600).",
-    )
-    group.addoption(
-        "--kb-seed", dest="kb_seed", type=int, metavar="N", default=None,
-        help="base seed for weights and inputs (default: 42).",
-    )
-    group.addoption(
-        "--kb-flag-speedup", dest="kb_flag_speedup", type=parse_p, metavar="X", default=None,
-        help="flag speedups above X in the report for a look by hand (default: 10).",
-    )
-    group.addoption(
-        "--kb-require-kernel", dest="kb_require_kernel", action="store_true", default=False,
-        help="fail the speed item of a candidate that ran no GPU kernel of its own "
-        "(status torch_only; detected on CUDA). Default: report it as a flag only.",
-    )
-    group.addoption(
-        "--kb-timing", dest="kb_timing", type=parse_timing, metavar="HOW", default=None,
-        help="events: CUDA events around each eager call (as upstream KernelBench); graph: "
-        "replay each side from a CUDA graph (no launch overhead; falls back to events with a "
-        "note when a side cannot be captured); auto: graph for launch-bound problems, whose "
-        "eager baseline takes under 50 us per call (default: events).",
-    )
-    group.addoption(
-        "--kb-rse", dest="kb_rse", type=parse_fraction, metavar="X", default=None,
-        help="stop timing once the median of each side is known to this relative standard "
-        "error, e.g. 0.005 = 0.5%%; --benchmark-max-time still caps the time (default: 0.005; "
-        "0 always spends the budget).",
-    )
-    group.addoption(
-        "--kb-baseline", dest="kb_baseline", type=parse_baseline, metavar="B", default=None,
-        help="what candidates are timed against: eager, compile or compile:MODE "
-        "(torch.compile; MODE e.g. max-autotune). Correctness is always judged against eager "
-        "(default: eager).",
-    )
-    group.addoption(
-        "--kb-baseline-cache", dest="kb_baseline_cache", metavar="DIR", default=None,
-        help="reuse baseline timings kept in DIR, keyed by GPU, driver, torch, problem source, "
-        "baseline and timing mode; missing or stale ones are timed in the pytest process and "
-        "stored. The candidate is then timed alone, not in turns with the baseline "
-        "(default: off).",
-    )
-    group.addoption(
-        "--kb-baseline-max-age", dest="kb_baseline_max_age", type=parse_hours,
-        metavar="HOURS", default=None,
-        help="cached baseline timings older than this are stale (default: 168).",
-    )
-    group.addoption(
-        "--kb-retime-baseline", dest="kb_retime_baseline", action="store_true", default=False,
-        help="time every baseline afresh and overwrite the cache entries.",
-    )
-    group.addoption(
-        "--kb-build-jobs", dest="kb_build_jobs", type=parse_jobs, metavar="N", default=None,
-        help="build candidates' C++/CUDA extensions N at a time before any item runs; 0 builds "
-        "each when its compile item runs (default: CPU cores, shared among xdist workers).",
-    )
-    group.addoption(
-        "--kb-build-cache", dest="kb_build_cache", metavar="DIR", default=None,
-        help="content-addressed folder of built extensions, shareable between runs and "
-        "machines (default: ~/.cache/pytest-kernelbench/extensions).",
-    )
-    group.addoption(
-        "--kb-allow-input-changes", dest="kb_allow_input_changes", action="store_true",
-        default=False,
-        help="let forward change its input tensors, as upstream KernelBench does. Default: a "
-        "candidate that changes an input its reference leaves alone fails (mutated_input): in "
-        "a real model that input may be used again.",
-    )
-    group.addoption(
-        "--kb-upstream-rules", dest="kb_upstream_rules", type=parse_upstream_rules,
-        metavar="VERSION", default=None,
-        help="the upstream KernelBench rules each record's `upstream` verdict and the second "
-        "summary table follow: v0 (atol = rtol = 1e-2, as in the paper) or main (1e-4 for "
-        "fp32) (default: v0).",
-    )
-    group.addoption(
-        "--kb-confine", dest="kb_confine", type=parse_confine, metavar="MODE", default=None,
-        help="confine each process that runs candidate code (Landlock, a network namespace): "
-        "it reads only Python, the toolchain and its own files, writes only its scratch and "
-        "build folders, reaches no network and signals nothing outside itself; a candidate "
-        "that tries fails with status sandbox_violation. auto: confine where the kernel can, "
-        "else warn; require: stop where it cannot; off (default: auto).",
-    )
-    group.addoption(
-        "--kb-shard", dest="kb_shard", type=parse_shard, metavar="I/N", default=None,
-        help="run only the I-th of N shards of the cases, split the same way on every machine "
-        "(longest first, by the report named by --kb-costs, which every shard must be given "
-        "alike; else by level); merge the shards' reports with kernelbench-report merge "
-        "(default: all cases).",
-    )
-    group.addoption(
-        "--kb-resume", dest="kb_resume", metavar="PATH", default=None,
-        help="reuse the records of an earlier run (its JSON report, or the .jsonl stream it "
-        "wrote as it went) whose candidate, problem and verdict settings are unchanged; those "
-        "cases are not run again (default: none).",
-    )
-    group.addoption(
-        "--kb-feedback", dest="kb_feedback", metavar="DIR", default=None,
-        help="write, per candidate, a compact JSON and a short text for whoever writes the next "
-        "attempt: the stage reached, the error and where (compiler lines, the candidate's "
-        "frames, the worst element), or the speedup and speed-of-light fraction "
-        "(default: none).",
-    )
-    group.addoption(
-        "--kb-costs", dest="kb_costs", metavar="REPORT", default=None,
-        help="under xdist, hand out the most expensive cases first, as an earlier JSON report "
-        "timed them; 'none' keeps the problem order (default: the --kb-report file, when an "
-        "earlier run left one; cases it does not know are estimated from their problem and "
-        "level).",
-    )
-    group.addoption(
-        "--kb-report", dest="kb_report", metavar="PATH", default=None,
-        help="write the JSON report here (default: ini kb_report, else "
-        "reports/kernelbench.json); 'none' writes nothing.",
-    )
-    ini_help = {
-        "kb_candidates": "candidate folders, one per line",
-        "kb_problems": "problem folder",
-        "kb_level": "levels, e.g. 1,2",
-        "kb_p": "speedup threshold p",
-        "kb_device": "auto, cpu, cuda or cuda:N",
-        "kb_timeout": "per-stage limit in seconds",
-        "kb_report": "JSON report path",
-    }
-    for name, text in ini_help.items():
-        if name == "kb_candidates":
-            parser.addini(name, text, type="linelist")
+    for option in OPTIONS:
+        text = option.help.replace("{default}", option.shown(option.default))
+        if option.kind == "switch":
+            group.addoption(option.flag, dest=option.dest, action="store_true", default=None,
+                            help=text)
+        elif option.kind == "dirs":
+            group.addoption(option.flag, dest=option.dest, action="append", default=[],
+                            metavar=option.metavar, help=text + " (ini: one per line)")
         else:
-            parser.addini(name, text, type="string")
+            group.addoption(option.flag, dest=option.dest, type=option.parse, default=None,
+                            metavar=option.metavar, help=text)
+        if not option.ini:
+            continue
+        ini_help = text.replace("%%", "%")
+        if option.kind == "switch":
+            parser.addini(option.dest, ini_help, type="bool")
+        elif option.kind == "dirs":
+            parser.addini(option.dest, ini_help, type="linelist")
+        else:
+            parser.addini(option.dest, ini_help, type="string")
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything an evaluation needs, resolved from the command line and ini."""
+    """Everything an evaluation needs, resolved from the command line and ini files. The
+    defaults here are the options' defaults (OPTIONS shows them in --help)."""
 
     problems_dir: Path
     candidate_dirs: tuple[Path, ...]
@@ -338,8 +312,8 @@ class Settings:
     build_timeout_s: float = 600.0
     seed: int = 42
     report_path: Path | None = None
-    time_budget_s: float = 1.0
-    min_rounds: int = 5
+    time_budget_s: float = 1.0  # pytest-benchmark's --benchmark-max-time
+    min_rounds: int = 5  # pytest-benchmark's --benchmark-min-rounds
     flag_speedup: float = 10.0
     require_kernel: bool = False
     timing: str = "events"
@@ -359,88 +333,74 @@ class Settings:
     feedback_dir: Path | None = None
 
 
+_FIELD_DEFAULTS = {f.name: f.default for f in fields(Settings)}
+
+
 def read_settings(config: pytest.Config) -> Settings | None:
     """Validated settings, or None when no candidate set was asked for (plugin stays idle)."""
     cli_base = Path(config.invocation_params.dir)
     ini_base = config.inipath.parent if config.inipath else config.rootpath
 
-    def path_option(name: str, default: str) -> tuple[str, Path]:
-        # Command-line paths are relative to where pytest was started, ini paths to the ini file.
-        value = config.getoption(name)
-        if value:
+    def given(option: Option) -> tuple[Any, Path] | None:
+        """(value, the folder a relative path in it is read from), or None when not given."""
+        value = config.getoption(option.dest)
+        if value not in (None, []):
             return value, cli_base
-        return config.getini(name) or default, ini_base
-
-    def parsed_option(name: str, parse, default):
-        value = config.getoption(name)
-        if value is not None:
-            return value
-        text = config.getini(name)
-        if not text:
-            return default
+        if not option.ini:
+            return None
+        text = config.getini(option.dest)
+        if text in (None, "", []):
+            return None
+        if option.kind in ("switch", "dirs") or option.parse is None:
+            return text, ini_base
         try:
-            return parse(text)
+            return option.parse(text), ini_base
         except argparse.ArgumentTypeError as exc:
-            raise pytest.UsageError(f"ini option {name}: {exc}") from None
+            raise pytest.UsageError(f"ini option {option.dest}: {exc}") from None
 
-    if config.getoption("kb_candidates"):
-        raw_sets = [(text, cli_base) for text in config.getoption("kb_candidates")]
-    else:
-        raw_sets = [(text, ini_base) for text in config.getini("kb_candidates")]
-    if not raw_sets:
+    by_field = {option.field: option for option in OPTIONS}
+    sets = given(by_field["candidate_dirs"])
+    if sets is None:
         return None
-    candidate_dirs = tuple(_existing_dir(text, base, "--kb-candidates") for text, base in raw_sets)
+    candidate_dirs = tuple(_existing_dir(text, sets[1], "--kb-candidates") for text in sets[0])
     names = [path.name for path in candidate_dirs]
     if len(set(names)) != len(names):
         raise pytest.UsageError(
             f"--kb-candidates: two sets share a folder name ({', '.join(names)}); "
             "set names come from folder names and must differ"
         )
-    problems_text, problems_base = path_option("kb_problems", "problems")
+    problems = given(by_field["problems_dir"]) or ("problems", ini_base)
     bundled = bundled_problems()
-    if problems_text == "problems" and not (problems_base / "problems").is_dir() and bundled:
-        problems_text, problems_base = str(bundled), bundled.parent  # the suite that ships
-    report_text, report_base = path_option("kb_report", "reports/kernelbench.json")
+    if problems[0] == "problems" and not (problems[1] / "problems").is_dir() and bundled:
+        problems = (str(bundled), bundled.parent)  # the suite that ships
+    report_text, report_base = given(by_field["report_path"]) or (REPORT_DEFAULT, ini_base)
     report_path = None if report_text.lower() == "none" else report_base / report_text
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        if option.kind in ("dirs", "report", "costs") or option.field == "problems_dir":
+            continue
+        found = given(option)
+        if found is None:
+            continue
+        value, base = found
+        if option.kind == "path":
+            value = _optional_path(value, base)
+        elif option.kind == "file":
+            value = _existing_file(value, base, option.flag)
+        values[option.field] = option.to_field(value)
+    costs = given(by_field["costs_path"])
     return Settings(
-        problems_dir=_existing_dir(problems_text, problems_base, "--kb-problems"),
+        problems_dir=_existing_dir(problems[0], problems[1], "--kb-problems"),
         candidate_dirs=candidate_dirs,
-        levels=parsed_option("kb_level", parse_levels, (1, 2, 3)),
-        tags=config.getoption("kb_tags") or (),
-        p=parsed_option("kb_p", parse_p, 1.0),
-        trials=config.getoption("kb_trials") or 5,
-        atol=_default(config.getoption("kb_atol"), 1e-2),
-        rtol=_default(config.getoption("kb_rtol"), 1e-2),
-        device=parsed_option("kb_device", parse_device, "auto"),
-        mode=config.getoption("kb_mode") or "train",
-        timeout_s=parsed_option("kb_timeout", parse_seconds, 300.0),
-        build_timeout_s=_default(config.getoption("kb_build_timeout"), 600.0),
-        seed=_default(config.getoption("kb_seed"), 42),
         report_path=report_path,
-        time_budget_s=float(_benchmark_option(config, "benchmark_max_time", 1.0)),
-        min_rounds=int(_benchmark_option(config, "benchmark_min_rounds", 5)),
-        flag_speedup=_default(config.getoption("kb_flag_speedup"), 10.0),
-        require_kernel=bool(config.getoption("kb_require_kernel")),
-        timing=config.getoption("kb_timing") or "events",
-        target_rse=_default(config.getoption("kb_rse"), 0.005),
-        baseline=config.getoption("kb_baseline") or "eager",
-        baseline_cache=_optional_path(config.getoption("kb_baseline_cache"), cli_base),
-        baseline_max_age_s=_default(config.getoption("kb_baseline_max_age"), 168.0) * 3600,
-        retime_baseline=bool(config.getoption("kb_retime_baseline")),
-        build_jobs=config.getoption("kb_build_jobs"),
-        build_cache=_optional_path(config.getoption("kb_build_cache"), cli_base),
-        costs_path=_costs_path(config.getoption("kb_costs"), cli_base, report_path),
-        upstream_rules=config.getoption("kb_upstream_rules") or "v0",
-        allow_input_changes=bool(config.getoption("kb_allow_input_changes")),
-        confine=config.getoption("kb_confine") or "auto",
-        shard=config.getoption("kb_shard"),
-        resume_path=_existing_file(config.getoption("kb_resume"), cli_base, "--kb-resume"),
-        feedback_dir=_optional_path(config.getoption("kb_feedback"), cli_base),
+        costs_path=_costs_path(costs[0] if costs else None, costs[1] if costs else cli_base,
+                               report_path),
+        time_budget_s=float(_benchmark_option(config, "benchmark_max_time",
+                                              _FIELD_DEFAULTS["time_budget_s"])),
+        min_rounds=int(_benchmark_option(config, "benchmark_min_rounds",
+                                         _FIELD_DEFAULTS["min_rounds"])),
+        **values,
     )
-
-
-def _default(value, default):
-    return default if value is None else value
 
 
 def _benchmark_option(config: pytest.Config, name: str, default):

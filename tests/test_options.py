@@ -91,3 +91,33 @@ def test_without_a_problems_folder_the_suite_that_ships_is_used(pytester, monkey
                                 f"--kb-candidates={candidates}", "--collect-only", "-q",
                                 "--kb-level=1", "-k", "19_ReLU")
     result.stdout.fnmatch_lines(["level1/19_ReLU::test_compile[[]mine-missing[]]"])
+
+
+def test_every_option_has_its_default_written_once_and_shown_in_readme():
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    for option in options.OPTIONS:
+        rows = [line for line in readme.splitlines() if line.startswith("| `")
+                and (f"`{option.flag}=" in line.split("|")[1] or f"`{option.flag}`" in line.split("|")[1])]
+        assert rows, f"README's options table has no row for {option.flag}"
+        first_cell = rows[0].split("|")[1]
+        if first_cell.count("--kb-") == 1:  # a row of its own: its default cell is the default
+            shown = rows[0].split("|")[2].strip().strip("`")
+            assert shown == option.shown(option.default), (option.flag, shown)
+
+
+def test_ini_twins_set_what_the_flags_set(kb):
+    kb.pytester.makeini("[pytest]\nkb_trials = 2\nkb_allow_input_changes = true\n"
+                        "kb_upstream_rules = main\nkb_level = 1\n")
+    result = kb.run("good", args=("-k", "ReLU", "--kb-p=0"))
+    config = kb.report()["config"]
+    assert (config["trials"], config["allow_input_changes"], config["upstream_rules"],
+            config["levels"]) == (2, True, "main", [1]), result.stdout.str()[-400:]
+
+
+def test_a_bad_ini_value_names_the_ini_option(kb):
+    kb.pytester.makeini("[pytest]\nkb_trials = none\n")
+    result = kb.run("good")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini option kb_trials: expected a whole number, got 'none'*"])
