@@ -47,6 +47,11 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = options.read_settings(config)
     if settings is None:
         return
+    if getattr(config.option, "dist", "no") == "load":
+        # The stages of a case must share a worker, where its memo and loaded candidate live:
+        # each case's items form one xdist_group, which xdist's loadgroup mode keeps together
+        # (its plain load mode would spread them). An explicit other --dist mode is kept.
+        config.option.dist = "loadgroup"
     run = KernelBenchRun.start(config, settings)
     config.stash[RUN_KEY] = run
     config.pluginmanager.register(run, "kernelbench-run")
@@ -192,21 +197,6 @@ class KernelBenchRun:
         for entry in getattr(node, "workeroutput", {}).get("kb_builds", []):
             self.worker_builds[entry["candidate"]] = merge_build(
                 self.worker_builds.get(entry["candidate"]), entry)
-
-    @pytest.hookimpl(optionalhook=True, tryfirst=True)
-    def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
-        # The stages of a case must share a worker, where its memo and loaded candidate live;
-        # xdist's default `load` (what -n N uses) would spread them and repeat compile and
-        # correctness. An explicit other --dist mode is kept.
-        if config.getvalue("dist") != "load":
-            return None
-        from xdist.scheduler import LoadScopeScheduling
-
-        class CaseScheduling(LoadScopeScheduling):
-            def _split_scope(self, nodeid: str) -> str:
-                return case_scope(nodeid)
-
-        return CaseScheduling(config, log)
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         applied = confine.expected(self.settings.confine)
@@ -443,12 +433,6 @@ def xdist_worker(config: pytest.Config) -> str | None:
 def case_key(case: discovery.Case) -> tuple:
     """The key of a case's record: (set, level, problem id, sample)."""
     return (case.set_name, case.problem.level, case.problem.problem_id, case.sample)
-
-
-def case_scope(nodeid: str) -> str:
-    """The items of one case share this: 'level1/1_Scale::test_speed[set-s0]' -> 'level1/1_Scale[set-s0]'."""
-    path, _, rest = nodeid.partition("::")
-    return path + rest[rest.index("["):] if "[" in rest else nodeid
 
 
 def resolve_device(requested: str, worker_id: str | None = None) -> str:

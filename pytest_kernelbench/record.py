@@ -23,6 +23,9 @@ class UpstreamVerdict(TypedDict):
 
 
 class Record(TypedDict, total=False):
+    """Fields from `error_details` on are there once a stage got that far (null where it did
+    not measure them)."""
+
     # who
     level: int
     problem_id: int
@@ -38,33 +41,33 @@ class Record(TypedDict, total=False):
     candidate_time: float | None
     status: str | None
     error: str | None
-    error_details: str
-    flags: list[str]
+    error_details: str | None
+    flags: list[str] | None
     upstream: UpstreamVerdict | None
     # what the candidate brought and did
     extension: str | None
     extension_error: str | None
     tf32_by_candidate: bool | None
-    static_scan: list[str]
+    static_scan: list[str] | None
     custom_kernels: list[str] | None
-    launched_kernels: int
+    launched_kernels: int | None
     torch_only: bool | None
     # how it was measured
-    timing: str
+    timing: str | None
     timing_stopped: str | None
-    baseline_source: str
-    baseline_stats: dict[str, Any]
-    candidate_stats: dict[str, Any]
-    speedup_interval: list[float | None]
-    baseline_wall_time: float
-    candidate_wall_time: float
-    speed_of_light: dict[str, Any]
+    baseline_source: str | None
+    baseline_stats: dict[str, Any] | None
+    candidate_stats: dict[str, Any] | None
+    speedup_interval: list[float | None] | None
+    baseline_wall_time: float | None
+    candidate_wall_time: float | None
+    speed_of_light: dict[str, Any] | None
     # where and when
-    confinement: str
-    harness_s: dict[str, float]
-    held: dict[str, list[float]]
-    placement: dict[str, str | None]
-    fingerprint: dict[str, str]
+    confinement: str | None
+    harness_s: dict[str, float] | None
+    held: dict[str, list[float]] | None
+    placement: dict[str, str | None] | None
+    fingerprint: dict[str, str] | None
 
 
 @cache

@@ -11,7 +11,6 @@ import torch
 from pytest_kernelbench import correctness, faults, loading, timing, upstream
 from pytest_kernelbench.evaluation import worth_profiling
 from pytest_kernelbench.kernels import custom_kernels
-from pytest_kernelbench.plugin import case_scope
 from pytest_kernelbench.scan import scan_source
 
 NINJA_LOG = """Error building extension 'ext': [1/2] c++ -MMD -MF main.o.d -isystem /usr/include
@@ -94,13 +93,6 @@ def test_reported_times_must_fit_the_harness_clock(reported, wall, device, plaus
 def test_kernels_are_profiled_only_where_the_answer_matters(speedup, interval, require_kernel,
                                                             expected):
     assert worth_profiling(speedup, interval, 1.0, require_kernel) is expected
-
-
-def test_the_items_of_one_case_share_a_scheduling_scope():
-    stages = [f"level1/1_Scale::test_{stage}[good-s0]" for stage in ("compile", "correct", "speed")]
-    assert {case_scope(nodeid) for nodeid in stages} == {"level1/1_Scale[good-s0]"}
-    assert case_scope("level1/1_Scale::test_speed[good-s1]") != case_scope(stages[0])
-    assert case_scope("tests/test_x.py::test_plain") == "tests/test_x.py::test_plain"
 
 
 class _RecordsWhereItWasBuilt(torch.nn.Module):

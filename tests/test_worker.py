@@ -1,0 +1,68 @@
+"""The sandbox worker's requests, answered in this process (the sandbox's fork and pipes are
+tested in test_sandbox.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from pytest_kernelbench import faults, wire
+from pytest_kernelbench.worker import Worker
+
+EXAMPLES = Path(__file__).parent / "examples"
+RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"
+CANDIDATES = EXAMPLES / "candidates"
+
+
+def ask(worker: Worker, op: str, candidate: Path, **extra) -> tuple[dict, object]:
+    request = {"op": op, "problem": str(RELU), "candidate": str(candidate), "seed": 42,
+               "device": "cpu", "mode": "train", "env": {}, **extra}
+    header, blobs = worker.handle(request)
+    payload = memoryview(b"".join(blobs))
+    value = wire.decode_value(header["output"], payload, [0]) if "output" in header else None
+    return header, value
+
+
+def test_a_run_returns_the_candidates_output_for_the_draw_asked_for():
+    worker = Worker()
+    header, output = ask(worker, "run", CANDIDATES / "good" / "level1" / "2_ReLU.py",
+                         input_seed=7)
+    assert header["ok"]
+    from pytest_kernelbench import loading
+
+    problem = loading.import_file(RELU, "kb_problem")
+    (x,) = loading.make_inputs(problem, 7, "cpu")
+    assert torch.equal(output, torch.relu(x))
+
+
+def test_timing_returns_samples_of_both_sides_and_the_last_output_of_each_draw():
+    worker = Worker()
+    header, _ = ask(worker, "time", CANDIDATES / "good" / "level1" / "2_ReLU.py",
+                    input_seeds=[9042, 9043], budget_s=0.01, min_rounds=3)
+    assert header["ok"] and set(header["samples_s"]) == {"baseline", "candidate"}
+    assert len(header["samples_s"]["candidate"]) >= 3
+    assert [item["seed"] for item in header["timed_outputs"]] == [9042, 9043]
+    assert header["reused_output"] is False
+
+
+def test_a_candidate_that_returns_one_buffer_is_told_apart():
+    worker = Worker()
+    header, _ = ask(worker, "time", CANDIDATES / "reused_buffer" / "level1" / "2_ReLU.py",
+                    input_seeds=[9042, 9043], budget_s=0.01, min_rounds=3)
+    assert header["ok"] and header["reused_output"] is True
+
+
+def test_faults_come_back_as_statuses_not_exceptions():
+    broken = CANDIDATES / "broken" / "level1" / "2_ReLU"
+    header, _ = ask(Worker(), "load", broken / "no_model_new.py")
+    assert (header["ok"], header["status"]) == (False, faults.NO_MODEL_NEW)
+    header, _ = ask(Worker(), "run", broken / "forward_error.py", input_seed=1)
+    assert (header["ok"], header["status"]) == (False, faults.RUNTIME_ERROR)
+    assert "forward_error.py" in header["details"]
+
+
+def test_a_burst_runs_the_calls_and_says_nothing_else():
+    header, _ = ask(Worker(), "burst", CANDIDATES / "good" / "level1" / "2_ReLU.py",
+                    input_seeds=[1, 2], calls=5)
+    assert header == {"ok": True}
