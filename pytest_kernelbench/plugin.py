@@ -52,6 +52,8 @@ def pytest_configure(config: pytest.Config) -> None:
         # each case's items form one xdist_group, which xdist's loadgroup mode keeps together
         # (its plain load mode would spread them). An explicit other --dist mode is kept.
         config.option.dist = "loadgroup"
+    if getattr(config, "workerinput", {}).get("kb_loadgroup"):
+        config.option.loadgroup = True  # workers read the mode from the command line, not it
     run = KernelBenchRun.start(config, settings)
     config.stash[RUN_KEY] = run
     config.pluginmanager.register(run, "kernelbench-run")
@@ -193,6 +195,10 @@ class KernelBenchRun:
             self.stream.close()
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node) -> None:
+        node.workerinput["kb_loadgroup"] = self.config.option.dist == "loadgroup"
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
         for entry in getattr(node, "workeroutput", {}).get("kb_builds", []):
             self.worker_builds[entry["candidate"]] = merge_build(
@@ -245,7 +251,7 @@ class KernelBenchRun:
         params = [
             pytest.param(case, id=case.id, marks=[
                 getattr(pytest.mark, f"kb_level{problem.level}"),
-                pytest.mark.xdist_group(f"{problem.key}-{case.id}"),
+                pytest.mark.xdist_group(f"L{problem.level}-{problem.problem_id}-{case.id}"),
             ])
             for case in self.cases if case.problem == problem
         ]

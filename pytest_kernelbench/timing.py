@@ -331,6 +331,12 @@ class RotatingSide:
     def turn(self, finish: Callable[[object], None]) -> Turn:
         return Turn(run=self.call, prepare=self.prepare, finish=finish)
 
+    def call_on(self, index: int) -> object:
+        """One untimed call on draw `index`."""
+        self.index = index
+        refill(self.buffers, self.sets[index])
+        return self.call()
+
 
 class _HostTimer:
     def time(self, fn: Callable[[], object]) -> tuple[float, object]:

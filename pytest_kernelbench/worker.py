@@ -161,7 +161,11 @@ class Worker:
             kept = [leaf for value in last_outputs.values() for leaf in timing.leaves(value)]
             if not graph and timing.aliases(output, kept):
                 reused.append(True)
-            copy = graph or timing.aliases(output, [*candidate.buffers, *kept])
+                # Outputs kept by reference before this was seen now hold this call's answer.
+                for index in [i for i, value in last_outputs.items()
+                              if timing.aliases(value, timing.leaves(output))]:
+                    del last_outputs[index]
+            copy = graph or bool(reused) or timing.aliases(output, candidate.buffers)
             last_outputs[candidate.index] = timing.clone_output(output) if copy else output
 
         # The baseline's outputs are poisoned at once but held as long as the candidate's are
@@ -180,6 +184,10 @@ class Worker:
             lambda: timing.measure_interleaved(turns, device, request["budget_s"],
                                                request["min_rounds"], request.get("target_rse", 0)),
             "forward", request["candidate"])
+        for index in range(len(sets)):  # a draw whose kept output was dropped: one more call
+            if index not in last_outputs:
+                last_outputs[index] = timing.clone_output(
+                    guarded(lambda i=index: candidate.call_on(i), "forward", request["candidate"]))
         blobs: list[bytes] = []
         keep_alive = self.shared if request.get("cuda_ipc") else None
         seeds = request["input_seeds"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 
-from pytest_kernelbench import faults, wire
+from pytest_kernelbench import faults, loading, wire
 from pytest_kernelbench.worker import Worker
 
 EXAMPLES = Path(__file__).parent / "examples"
@@ -29,8 +30,6 @@ def test_a_run_returns_the_candidates_output_for_the_draw_asked_for():
     header, output = ask(worker, "run", CANDIDATES / "good" / "level1" / "2_ReLU.py",
                          input_seed=7)
     assert header["ok"]
-    from pytest_kernelbench import loading
-
     problem = loading.import_file(RELU, "kb_problem")
     (x,) = loading.make_inputs(problem, 7, "cpu")
     assert torch.equal(output, torch.relu(x))
@@ -46,11 +45,21 @@ def test_timing_returns_samples_of_both_sides_and_the_last_output_of_each_draw()
     assert header["reused_output"] is False
 
 
-def test_a_candidate_that_returns_one_buffer_is_told_apart():
-    worker = Worker()
-    header, _ = ask(worker, "time", CANDIDATES / "reused_buffer" / "level1" / "2_ReLU.py",
-                    input_seeds=[9042, 9043], budget_s=0.01, min_rounds=3)
+@pytest.mark.parametrize("min_rounds", [1, 3])
+def test_a_candidate_that_returns_one_buffer_gets_each_draw_checked_as_returned(min_rounds):
+    seeds = [9042, 9043, 9044]
+    request = {"op": "time", "problem": str(RELU), "seed": 42, "device": "cpu", "mode": "train",
+               "env": {}, "candidate": str(CANDIDATES / "reused_buffer" / "level1" / "2_ReLU.py"),
+               "input_seeds": seeds, "budget_s": 0.0, "min_rounds": min_rounds}
+    header, blobs = Worker().handle(request)
     assert header["ok"] and header["reused_output"] is True
+    payload, offset = memoryview(b"".join(blobs)), [0]
+    problem = loading.import_file(RELU, "kb_problem")
+    for item in header["timed_outputs"]:
+        got = wire.decode_value(item["output"], payload, offset)
+        (x,) = loading.make_inputs(problem, item["seed"], "cpu")
+        assert torch.equal(got, torch.relu(x)), item["seed"]
+    assert sorted(item["seed"] for item in header["timed_outputs"]) == seeds
 
 
 def test_faults_come_back_as_statuses_not_exceptions():
