@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import time
 from pathlib import Path
 
@@ -12,18 +11,16 @@ import pytest
 from pytest_kernelbench import (
     confine,
     discovery,
-    feedback,
     options,
     report,
     resume,
     schedule,
-    scoring,
-    upstream,
 )
 from pytest_kernelbench.devices import bind_device
 from pytest_kernelbench.integrity import ProblemDigests
 from pytest_kernelbench.loading import problem_defect
 from pytest_kernelbench.manifest import Entry, load_manifest
+from pytest_kernelbench.results import RunResults, build_entries
 from pytest_kernelbench.suite import STAGES
 
 SUITE_FILE = Path(__file__).with_name("suite.py")
@@ -82,17 +79,14 @@ class KernelBenchRun:
         self.problems = problems
         self.cases = cases
         self.manifest = manifest
-        self.records: dict[tuple, dict] = {}
-        self.stages: dict[tuple, int] = {}  # the latest stage each record came from
         self.orphans: list[discovery.Candidate] = []  # candidate files that match no problem
         self.misnamed: list = []  # (candidate, problem) whose file name says another problem
         self.builds: list = []  # extension builds run ahead of the items (builds.Build)
-        self.worker_builds: dict[str, dict] = {}  # under xdist: what the workers' builds gave
         self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
         # The records an earlier run left that still stand for their case (--kb-resume);
         # those cases do not run again.
         self.resumed: dict[tuple, dict] = {}
-        self.stream: resume.RecordStream | None = None
+        self.results = RunResults(settings, device, {}, len(STAGES) - 1)
         # Hashed before any candidate runs; checked before every stage (see integrity.py).
         self.problem_digests = ProblemDigests([problem.path for problem in problems])
         # Problems that cannot be evaluated (no candidate stage runs against them, see
@@ -143,9 +137,8 @@ class KernelBenchRun:
             except resume.ResumeError as exc:
                 raise pytest.UsageError(f"--kb-resume: {exc}") from None
             run.resumed = resume.reusable(earlier, run.fingerprints)
-            for key, record in run.resumed.items():
-                run.records[key] = record
-                run.stages[key] = len(STAGES) - 1
+            run.results.resume(run.resumed)
+        run.results.fingerprints = run.fingerprints
         return run
 
     @functools.cached_property
@@ -179,20 +172,18 @@ class KernelBenchRun:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         # Records are streamed as they settle, by the process that writes the report.
-        path = self.settings.report_path
-        if path is not None and xdist_worker(self.config) is None:
-            self.stream = resume.RecordStream(resume.stream_path(path))
-            for record in self.resumed.values():
-                self.stream.write(record, len(STAGES) - 1)
+        if xdist_worker(self.config) is None:
+            self.results.open_stream(self.resumed)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workeroutput"):  # an xdist worker: its builds go to the report
             self.config.workeroutput["kb_builds"] = build_entries(self.builds)
+            return
         # Written here, before the terminal summary, and also when the run was interrupted.
-        self.write_report()
-        self.write_feedback()
-        if self.stream is not None:
-            self.stream.close()
+        self.results.add_builds(build_entries(self.builds))
+        self.results.write_report()
+        self.results.write_feedback()
+        self.results.close()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:
@@ -200,9 +191,7 @@ class KernelBenchRun:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
-        for entry in getattr(node, "workeroutput", {}).get("kb_builds", []):
-            self.worker_builds[entry["candidate"]] = merge_build(
-                self.worker_builds.get(entry["candidate"]), entry)
+        self.results.add_builds(getattr(node, "workeroutput", {}).get("kb_builds", []))
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         applied = confine.expected(self.settings.confine)
@@ -288,63 +277,16 @@ class KernelBenchRun:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
-            if name != "kernelbench" or not isinstance(value, dict):
-                continue
-            record, stage = value["record"], value["stage"]
-            key = resume.record_key(record)
-            record["fingerprint"] = self.fingerprints.get(key)
-            if stage >= self.stages.get(key, -1):
-                self.stages[key] = stage
-                self.records[key] = record
-                if self.stream is not None:
-                    self.stream.write(record, stage)
-
-    def summaries(self) -> tuple[list, list]:
-        """The fast_p rows under this harness's rules and under upstream's."""
-        records = list(self.records.values())
-        ps = report.summary_ps(self.settings.p)
-        return (scoring.summarize(records, ps, self.settings.p),
-                scoring.summarize([upstream.as_upstream_record(r) for r in records], ps,
-                                  self.settings.p))
-
-    def write_report(self) -> None:
-        path = self.settings.report_path
-        if path is None or xdist_worker(self.config) is not None or not self.records:
-            return
-        records = list(self.records.values())
-        rows, upstream_rows = self.summaries()
-        env = report.environment(self.settings.confine)
-        entered = sorted({r["confinement"] for r in records if r.get("confinement")})
-        if entered:  # what the workers entered, not only what the kernel offers
-            env["confinement"] = "; ".join(entered)
-        document = report.build_report(records, rows, self.settings, self.device, env,
-                                       upstream_rows)
-        # Builds run ahead of the items, here or (under xdist) in the workers.
-        document["builds"] = build_entries(self.builds) + sorted(
-            self.worker_builds.values(), key=lambda entry: entry["candidate"])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(report.dump_json(document))
-
-    def write_feedback(self) -> None:
-        folder = self.settings.feedback_dir
-        if folder is None or xdist_worker(self.config) is not None:
-            return
-        for record in self.records.values():
-            if record.get("candidate_path") is None:
-                continue  # no candidate, nothing to say to its author
-            info = feedback.feedback(record, self.settings.p)
-            stem = folder / feedback.file_stem(record)
-            stem.parent.mkdir(parents=True, exist_ok=True)
-            (stem.parent / f"{stem.name}.json").write_text(json.dumps(info, indent=1,
-                                                                       default=str) + "\n")
-            (stem.parent / f"{stem.name}.txt").write_text(feedback.render(info))
+            if name == "kernelbench" and isinstance(value, dict):
+                self.results.add(value["record"], value["stage"])
 
     def pytest_terminal_summary(self, terminalreporter, config: pytest.Config) -> None:
         # The report is already written (pytest_sessionfinish); this only displays.
-        if xdist_worker(config) is not None or not self.records or config.get_verbosity() < -1:
+        if xdist_worker(config) is not None or not self.results.records \
+                or config.get_verbosity() < -1:
             return
-        records = list(self.records.values())
-        rows, upstream_rows = self.summaries()
+        records = list(self.results.records.values())
+        rows, upstream_rows = self.results.summaries()
         terminalreporter.write_sep("=", f"kernelbench: fast_p on {self.device}")
         for line in report.problem_lines(records):
             terminalreporter.write_line(line, red=True)
@@ -411,24 +353,6 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
     builds.run_builds(planned, arch, jobs, settings.build_timeout_s, on_done,
                       protected if settings.confine != "off" else None)
     return planned
-
-
-def build_entries(planned: list) -> list[dict]:
-    return [{"candidate": str(b.candidate), "status": b.status, "seconds": round(b.seconds, 3),
-             "message": b.message} for b in planned]
-
-
-# Every xdist worker plans every build; the one that ran it says more than those that found it
-# done or waited for it.
-_BUILD_PRECEDENCE = {"built": 0, "failed": 1, "deferred": 2, "cached": 3}
-
-
-def merge_build(known: dict | None, entry: dict) -> dict:
-    """The more telling of two workers' entries for one candidate's build."""
-    if known is None:
-        return entry
-    rank = _BUILD_PRECEDENCE.get
-    return entry if rank(entry["status"], 4) < rank(known["status"], 4) else known
 
 
 def xdist_worker(config: pytest.Config) -> str | None:

@@ -1,0 +1,118 @@
+"""The records of one run as they settle, and what is written from them.
+
+The process that writes the report (the pytest process, or xdist's controller) holds one
+RunResults: each stage's record arrives here, the latest stage of a case wins (xdist may report
+a case's stages out of order), every record is streamed to the .jsonl beside the report, and at
+session finish the report and the feedback files are written from what is here. Nothing here
+knows about pytest.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pytest_kernelbench import feedback, report, resume, scoring, upstream
+from pytest_kernelbench.options import Settings
+
+# Every xdist worker plans every build; the one that ran it says more than those that found it
+# done or waited for it.
+_BUILD_PRECEDENCE = {"built": 0, "failed": 1, "deferred": 2, "cached": 3}
+
+
+class RunResults:
+    def __init__(self, settings: Settings, device: str, fingerprints: dict[tuple, dict | None],
+                 final_stage: int):
+        self.settings = settings
+        self.device = device
+        self.fingerprints = fingerprints
+        self.final_stage = final_stage
+        self.records: dict[tuple, dict] = {}
+        self.stages: dict[tuple, int] = {}  # the latest stage each record came from
+        self.builds: list[dict] = []  # extension builds run ahead of the items
+        self.stream: resume.RecordStream | None = None
+
+    def open_stream(self, resumed: dict[tuple, dict]) -> None:
+        """Stream records beside the report from now on, starting with the resumed ones."""
+        if self.settings.report_path is None:
+            return
+        self.stream = resume.RecordStream(resume.stream_path(self.settings.report_path))
+        for record in resumed.values():
+            self.stream.write(record, self.final_stage)
+
+    def resume(self, resumed: dict[tuple, dict]) -> None:
+        for key, record in resumed.items():
+            self.records[key] = record
+            self.stages[key] = self.final_stage
+
+    def add(self, record: dict, stage: int) -> None:
+        key = resume.record_key(record)
+        record["fingerprint"] = self.fingerprints.get(key)
+        if stage >= self.stages.get(key, -1):
+            self.stages[key] = stage
+            self.records[key] = record
+            if self.stream is not None:
+                self.stream.write(record, stage)
+
+    def add_builds(self, entries: list[dict]) -> None:
+        """Build entries of one process; a candidate's most telling entry is kept."""
+        known = {entry["candidate"]: entry for entry in self.builds}
+        for entry in entries:
+            known[entry["candidate"]] = merge_build(known.get(entry["candidate"]), entry)
+        self.builds = sorted(known.values(), key=lambda entry: entry["candidate"])
+
+    def summaries(self) -> tuple[list, list]:
+        """The fast_p rows under this harness's rules and under upstream's."""
+        records = list(self.records.values())
+        ps = report.summary_ps(self.settings.p)
+        return (scoring.summarize(records, ps, self.settings.p),
+                scoring.summarize([upstream.as_upstream_record(r) for r in records], ps,
+                                  self.settings.p))
+
+    def write_report(self) -> None:
+        path = self.settings.report_path
+        if path is None or not self.records:
+            return
+        records = list(self.records.values())
+        rows, upstream_rows = self.summaries()
+        env = report.environment(self.settings.confine)
+        entered = sorted({r["confinement"] for r in records if r.get("confinement")})
+        if entered:  # what the workers entered, not only what the kernel offers
+            env["confinement"] = "; ".join(entered)
+        document = report.build_report(records, rows, self.settings, self.device, env,
+                                       upstream_rows)
+        document["builds"] = self.builds
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(report.dump_json(document))
+
+    def write_feedback(self) -> None:
+        folder = self.settings.feedback_dir
+        if folder is None:
+            return
+        for record in self.records.values():
+            if record.get("candidate_path") is None:
+                continue  # no candidate, nothing to say to its author
+            info = feedback.feedback(record, self.settings.p)
+            stem = folder / feedback.file_stem(record)
+            stem.parent.mkdir(parents=True, exist_ok=True)
+            (stem.parent / f"{stem.name}.json").write_text(json.dumps(info, indent=1,
+                                                                       default=str) + "\n")
+            (stem.parent / f"{stem.name}.txt").write_text(feedback.render(info))
+
+    def close(self) -> None:
+        if self.stream is not None:
+            self.stream.close()
+
+
+def build_entries(planned: list) -> list[dict]:
+    """builds.Build objects as the report lists them."""
+    return [{"candidate": str(b.candidate), "status": b.status, "seconds": round(b.seconds, 3),
+             "message": b.message} for b in planned]
+
+
+def merge_build(known: dict | None, entry: dict) -> dict:
+    """The more telling of two processes' entries for one candidate's build."""
+    if known is None:
+        return entry
+    rank = _BUILD_PRECEDENCE.get
+    return entry if rank(entry["status"], 4) < rank(known["status"], 4) else known
+
