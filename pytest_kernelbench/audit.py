@@ -29,8 +29,8 @@ from typing import Any
 from pytest_kernelbench import correctness, faults, loading
 from pytest_kernelbench.discovery import Problem, find_problems
 from pytest_kernelbench.manifest import Entry, load_manifest
+from pytest_kernelbench.nested import leaves, map_leaves, nbytes
 from pytest_kernelbench.options import parse_levels
-from pytest_kernelbench.timing import leaves
 
 MEMORY_LIMIT_BYTES = 20e9
 LAUNCH_BOUND_S = 20e-6
@@ -43,20 +43,6 @@ class Finding:
     check: str
     ok: bool
     detail: str
-
-
-def map_leaves(value: Any, fn):
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return fn(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(map_leaves(v, fn) for v in value)
-    return value
-
-
-def nbytes(value: Any) -> int:
-    return sum(t.numel() * t.element_size() for t in leaves(value))
 
 
 def trivial_answers(expected: Any, typical: Any, inputs: list) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+
+from pytest_kernelbench.nested import nbytes
 
 COPY_BYTES = {"cuda": 1 << 30, "cpu": 1 << 26}
 MATMUL_SIZE = {"cuda": 8192, "cpu": 1024}
@@ -37,18 +38,6 @@ class Ceilings:
         return {"bytes_per_s": self.bytes_per_s, "flops_per_s": self.flops_per_s}
 
 
-def _tensor_bytes(value: Any) -> int:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.numel() * value.element_size()
-    if isinstance(value, (list, tuple)):
-        return sum(_tensor_bytes(item) for item in value)
-    if isinstance(value, dict):
-        return sum(_tensor_bytes(item) for item in value.values())
-    return 0
-
-
 def problem_cost(model, inputs: list) -> Cost:
     """FLOPs of one forward, and the bytes of inputs, output and weights."""
     import torch
@@ -57,10 +46,10 @@ def problem_cost(model, inputs: list) -> Cost:
     counter = FlopCounterMode(display=False)
     with torch.no_grad(), counter:
         output = model(*inputs)
-    weights = sum(_tensor_bytes(t) for t in model.parameters()) \
-        + sum(_tensor_bytes(t) for t in model.buffers())
+    weights = sum(nbytes(t) for t in model.parameters()) \
+        + sum(nbytes(t) for t in model.buffers())
     return Cost(int(counter.get_total_flops()),
-                _tensor_bytes(list(inputs)) + _tensor_bytes(output) + weights)
+                nbytes(list(inputs)) + nbytes(output) + weights)
 
 
 def fraction(cost: Cost, seconds: float, ceilings: Ceilings) -> float | None:

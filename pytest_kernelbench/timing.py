@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pytest_kernelbench.nested import leaves, map_leaves
+
 MAX_ROUNDS = 100_000
 RSE_MIN_ROUNDS = 20  # fewer samples give no usable spread estimate
 RSE_CHECK_EVERY = 10  # at least this many rounds between checks of the stopping rule
@@ -234,47 +236,18 @@ def refill(buffers: list, source: list) -> None:
 
 def poison(output) -> None:
     """Overwrite a finished output so that memory handed out later cannot carry its values."""
-    import torch
-
-    if isinstance(output, torch.Tensor):
-        output.fill_(float("nan") if output.is_floating_point() else -1)
-    elif isinstance(output, (list, tuple)):
-        for item in output:
-            poison(item)
+    for tensor in leaves(output):
+        tensor.fill_(float("nan") if tensor.is_floating_point() else -1)
 
 
 def clone_output(output):
-    import torch
-
-    if isinstance(output, torch.Tensor):
-        return output.clone()
-    if isinstance(output, (list, tuple)):
-        return type(output)(clone_output(item) for item in output)
-    return output
-
-
-def leaves(output) -> list:
-    """The tensors of a (nested) output."""
-    import torch
-
-    if isinstance(output, torch.Tensor):
-        return [output]
-    if isinstance(output, (list, tuple)):
-        return [leaf for item in output for leaf in leaves(item)]
-    return []
+    return map_leaves(output, lambda tensor: tensor.clone())
 
 
 def aliases(output, buffers: list) -> bool:
     """Whether a (nested) output shares memory with any of the tensors in buffers."""
-    import torch
-
-    if isinstance(output, (list, tuple)):
-        return any(aliases(item, buffers) for item in output)
-    if not isinstance(output, torch.Tensor):
-        return False
-    pointer = output.untyped_storage().data_ptr()
-    return any(isinstance(b, torch.Tensor) and b.untyped_storage().data_ptr() == pointer
-               for b in buffers)
+    pointers = {b.untyped_storage().data_ptr() for b in leaves(buffers)}
+    return any(t.untyped_storage().data_ptr() in pointers for t in leaves(output))
 
 
 def outputs_agree(expected, got) -> bool:

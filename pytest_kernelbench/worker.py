@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pytest_kernelbench import builds, confine, faults, kernels, loading, timing, wire
+from pytest_kernelbench import builds, confine, faults, kernels, loading, nested, timing, wire
 
 
 @dataclass
@@ -158,12 +158,12 @@ class Worker:
             # output computed in place in an input buffer, and a candidate that returns one
             # buffer of its own (a replayed graph's static output) overwrites it on its next
             # call: keep a copy of those, as they were when returned.
-            kept = [leaf for value in last_outputs.values() for leaf in timing.leaves(value)]
+            kept = [leaf for value in last_outputs.values() for leaf in nested.leaves(value)]
             if not graph and timing.aliases(output, kept):
                 reused.append(True)
                 # Outputs kept by reference before this was seen now hold this call's answer.
                 for index in [i for i, value in last_outputs.items()
-                              if timing.aliases(value, timing.leaves(output))]:
+                              if timing.aliases(value, nested.leaves(output))]:
                     del last_outputs[index]
             copy = graph or bool(reused) or timing.aliases(output, candidate.buffers)
             last_outputs[candidate.index] = timing.clone_output(output) if copy else output
