@@ -230,6 +230,9 @@ class Evaluator:
         return Outcome(faults.PASSED, record=record)
 
     def _speed(self, case: Case) -> Outcome:
+        """Time baseline and candidate in turns, then check what the timing returned (the
+        timed outputs, the harness's clock, the baseline's own pace), attribute kernels, and
+        give the verdict."""
         checked = self.correct(case)
         if not checked.passed:
             skipped = skipped_after(checked, "correct")
@@ -267,34 +270,13 @@ class Evaluator:
         if reply.header.get("reused_output"):
             notes.append("returns the same buffer on every call (as a replayed CUDA graph's "
                          "static output does): an output the caller keeps changes at its next call")
-        timed = [(item["seed"], value) for item, value in zip(reply.header["timed_outputs"],
-                                                              reply.extra["timed_outputs"])]
-        for seed, value in timed:
-            verdict = self._judge(case, seed, value, record)
-            if verdict is not None:
-                return self._cheat(record, "the output of a timed call is wrong (cached, replayed "
-                                   f"or reused?): input seed {seed}: {verdict.message}")
-        # The candidate's reported median must fit what this process's own clock saw. A graph
-        # replay is timed by this harness's own code and leaves no launch gaps, so eager calls
-        # may rightly take longer than it; work a graph did not capture fails the output check.
-        # A hiccup of the host can slow one burst, a tampered timer slows every one: the
-        # fastest of up to BURST_TRIES bursts is what counts.
-        calls, wall_s = burst_calls(candidate.median_s), float("inf")
-        for _ in range(BURST_TRIES):
-            burst = self._ask(record, "burst", case, calls=calls, input_seeds=seeds)
-            if isinstance(burst, Fault):
-                message = f"while timing: {burst.message}"
-                record.update(status=burst.status, error=message)
-                return Outcome(burst.status, message, burst.details, record=record)
-            wall_s = min(wall_s, burst.wall_s / calls)
-            if how != "events" or timing.plausible(candidate.median_s, wall_s, self.device):
-                break
-        record["candidate_wall_time"] = wall_s
-        if how == "events" and not timing.plausible(candidate.median_s, wall_s, self.device):
-            return self._cheat(record, "candidate time does not add up: reported "
-                               f"{candidate.median_s * 1e6:.2f} us per call, but the harness's "
-                               f"own clock saw {wall_s * 1e6:.2f} us per "
-                               "call (a tampered timer, or work on another stream or thread)")
+        caught = self._check_timed_outputs(case, record, reply)
+        if caught is not None:
+            return caught
+        clocked = self._check_clock(case, record, candidate.median_s, seeds, how)
+        if isinstance(clocked, Outcome):
+            return clocked
+        wall_s = clocked
         worker_baseline_s = None
         if "baseline" in samples:
             worker_baseline_s = self._burst_wall_s(record, case, "baseline", baseline.median_s,
@@ -310,18 +292,62 @@ class Evaluator:
             self._note_kernels(case, record, facts["kernels"])
         self._note_speed_of_light(record, facts, record["candidate_time"])
         record["flags"] = record.get("flags", []) + notes + self._flags(record, ratio)
+        return self._speed_verdict(record, ratio, samples["candidate"])
+
+    def _check_timed_outputs(self, case: Case, record: dict, reply) -> Outcome | None:
+        """A cheat verdict when the output of a timed call, as returned, is wrong for its
+        inputs (cached, replayed, or read before the inputs were written)."""
+        timed = [(item["seed"], value) for item, value in zip(reply.header["timed_outputs"],
+                                                              reply.extra["timed_outputs"])]
+        for seed, value in timed:
+            verdict = self._judge(case, seed, value, record)
+            if verdict is not None:
+                return self._cheat(record, "the output of a timed call is wrong (cached, replayed "
+                                   f"or reused?): input seed {seed}: {verdict.message}")
+        return None
+
+    def _check_clock(self, case: Case, record: dict, reported_s: float, seeds: list[int],
+                     how: str) -> Outcome | float:
+        """The candidate's seconds per call by this process's own clock, or the verdict when
+        its reported median cannot be true.
+
+        A graph replay is timed by this harness's own code and leaves no launch gaps, so eager
+        calls may rightly take longer than it; work a graph did not capture fails the output
+        check. A hiccup of the host can slow one burst, a tampered timer slows every one: the
+        fastest of up to BURST_TRIES bursts is what counts.
+        """
+        calls, wall_s = burst_calls(reported_s), float("inf")
+        for _ in range(BURST_TRIES):
+            burst = self._ask(record, "burst", case, calls=calls, input_seeds=seeds)
+            if isinstance(burst, Fault):
+                message = f"while timing: {burst.message}"
+                record.update(status=burst.status, error=message)
+                return Outcome(burst.status, message, burst.details, record=record)
+            wall_s = min(wall_s, burst.wall_s / calls)
+            if how != "events" or timing.plausible(reported_s, wall_s, self.device):
+                break
+        record["candidate_wall_time"] = wall_s
+        if how == "events" and not timing.plausible(reported_s, wall_s, self.device):
+            return self._cheat(record, "candidate time does not add up: reported "
+                               f"{reported_s * 1e6:.2f} us per call, but the harness's "
+                               f"own clock saw {wall_s * 1e6:.2f} us per "
+                               "call (a tampered timer, or work on another stream or thread)")
+        return wall_s
+
+    def _speed_verdict(self, record: dict, ratio: float, candidate_samples: list[float]) -> Outcome:
+        """passed, slower, or torch_only (under --kb-require-kernel), for a checked timing."""
         p = self.settings.p
         if self.settings.require_kernel and record.get("torch_only"):
             record["status"] = faults.TORCH_ONLY
             return Outcome(faults.TORCH_ONLY, "no kernel of the candidate's own ran "
                            "(--kb-require-kernel): it only called PyTorch", record=record)
         if ratio > p:
-            return Outcome(faults.PASSED, record=record, candidate_samples_s=samples["candidate"])
+            return Outcome(faults.PASSED, record=record, candidate_samples_s=candidate_samples)
         record["status"] = faults.SLOWER  # correct, but not faster than p: what the item says
         return Outcome(faults.SLOWER, f"speedup {ratio:.3f} is not above p={p:g} (baseline "
                        f"{record['baseline_time'] * 1e6:.1f} us, candidate "
                        f"{record['candidate_time'] * 1e6:.1f} us)", record=record,
-                       candidate_samples_s=samples["candidate"])
+                       candidate_samples_s=candidate_samples)
 
     def _time_for_upstream(self, case: Case, record: dict) -> None:
         """Time a candidate that only upstream's rules pass (e.g. it changes its inputs), for
