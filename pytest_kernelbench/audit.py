@@ -212,10 +212,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-k", dest="keyword", default="", help="only problems whose key contains this")
     parser.add_argument("--tags", default="", help="only problems with one of these manifest tags")
     parser.add_argument("--all", action="store_true", help="show passing checks too")
+    parser.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="fp32",
+                        help="cast inputs and parameters as --kb-precision does (default: fp32)")
     args = parser.parse_args(argv)
     if not args.problems.is_dir():
         parser.error(f"--problems: no such folder: {args.problems}")
-    loading.use_exact_fp32()
+    loading.set_numerics(args.precision)
     manifest = load_manifest(args.problems)
     tags = set(filter(None, args.tags.split(",")))
     problems = [p for p in find_problems(args.problems, args.level) if args.keyword in p.key

@@ -22,6 +22,7 @@ from pytest_kernelbench import (
     correctness,
     faults,
     loading,
+    precision,
     roofline,
     timing,
     upstream,
@@ -87,7 +88,7 @@ class Evaluator:
                  overrides: dict[tuple[int, int], Entry] | None = None,
                  problem_digests: ProblemDigests | None = None, started_s: float = 0.0,
                  broken: dict[Path, str] | None = None, worker: str | None = None):
-        loading.use_exact_fp32()
+        loading.set_numerics(settings.precision, settings.tf32)
         use_device(device)
         self.settings = settings
         self.overrides = overrides or {}
@@ -492,7 +493,8 @@ class Evaluator:
                   "torch": torch.__version__, "cuda": torch.version.cuda,
                   "device": self.device.split(":")[0], "baseline": self.settings.baseline,
                   "timing": how, "mode": self.settings.mode, "seed": self.settings.seed,
-                  "dtype": str(torch.get_default_dtype()), "input_sets": TIMING_INPUT_SETS}
+                  "dtype": str(torch.get_default_dtype()), "input_sets": TIMING_INPUT_SETS,
+                  "precision": self.settings.precision, "tf32": self.settings.tf32}
         if self.device.startswith("cuda"):
             fields["gpu"] = torch.cuda.get_device_name(self.device)
             fields["driver"] = driver_version()
@@ -558,14 +560,18 @@ class Evaluator:
         atol, rtol = self.tolerances(case)
         expected = self._reference_output(case, seed)
         verdict = correctness.compare(expected, got, atol, rtol)
-        if verdict.rule == correctness.WHOLE_TENSOR:
+        # At fp32 only the whole-tensor rule is read against float64; at fp16 and bf16 any
+        # mismatch is (see precision.py).
+        lowered = self.settings.precision != "fp32" and verdict.status == faults.MISMATCH
+        if verdict.rule == correctness.WHOLE_TENSOR or lowered:
             precise = self._precise_output(case, seed)
             own_error = None if precise is None else correctness.within_rounding(
                 expected, got, precise, max(atol, rtol))
             if own_error is not None:
                 if record is not None:
-                    note = (f"whole-tensor rule read against a float64 reference: the fp32 "
-                            f"reference is itself off by {own_error:.3g} of the output's size")
+                    note = (f"judged against a float64 reference: the "
+                            f"{self.settings.precision} reference is itself off by "
+                            f"{own_error:.3g} of the output's size")
                     record["flags"] = [*(f for f in record.get("flags", []) if f != note), note]
                 return None
         return None if verdict.passed else verdict
@@ -625,11 +631,15 @@ class Evaluator:
     # --- helpers --------------------------------------------------------------------------
 
     def tolerances(self, case: Case) -> tuple[float, float]:
-        """The run's tolerances, unless the manifest documents this problem's own."""
+        """The run's tolerances (--kb-atol/--kb-rtol, else the --kb-tolerance profile at this
+        precision), unless the manifest documents this problem's own (scaled with the profile)."""
+        settings = self.settings
+        atol, rtol = precision.run_tolerance(settings.tolerance, settings.precision)
+        run = (atol if settings.atol is None else settings.atol,
+               rtol if settings.rtol is None else settings.rtol)
         entry = self.overrides.get((case.problem.level, case.problem.problem_id))
-        atol = entry.atol if entry and entry.atol is not None else self.settings.atol
-        rtol = entry.rtol if entry and entry.rtol is not None else self.settings.rtol
-        return atol, rtol
+        return precision.problem_tolerance(run, entry.atol if entry else None,
+                                           entry.rtol if entry else None)
 
     def _input_seed(self, trial: int) -> int:
         return self.settings.seed + INPUT_SEED_OFFSET + trial
@@ -642,7 +652,8 @@ class Evaluator:
         assert case.candidate is not None
         header = {"op": op, "problem": str(case.problem.path), "candidate": str(case.candidate.path),
                   "seed": self.settings.seed, "device": self.sandbox.worker_device,
-                  "mode": self.settings.mode,
+                  "mode": self.settings.mode, "precision": self.settings.precision,
+                  "tf32": self.settings.tf32,
                   "env": self._candidate_env(case), **extra}
         started = time.perf_counter()
         left = max(self._deadline - time.monotonic(), 0.001)
@@ -754,7 +765,8 @@ class _Trials:
                 Path(ev._candidate_env(case)["TORCH_EXTENSIONS_DIR"]),
                 reply.header["extensions"], ev.started_s, "")
             record.update(extension=state, extension_error=None)
-        theirs = upstream.allclose_only(expected, reply.value, ev.settings.upstream_rules)
+        theirs = upstream.allclose_only(expected, reply.value, ev.settings.upstream_rules,
+                                        ev.settings.precision)
         if theirs is False or self.upstream_correct is False:
             self.upstream_correct = False
         elif theirs is None:

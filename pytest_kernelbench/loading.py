@@ -63,24 +63,50 @@ def module_name(path: Path, prefix: str) -> str:
     return f"{prefix}_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]}"
 
 
-def use_exact_fp32() -> None:
-    """fp32 means fp32: no TF32 in cuBLAS or cuDNN, for the reference and the baseline alike.
+# The numerics of this process (see precision.py): the dtype floating inputs and parameters are
+# cast to (None: as the problem makes them), and whether TF32 is allowed.
+_NUMERICS: dict[str, Any] = {"dtype": None, "tf32": False}
 
-    PyTorch already keeps TF32 off for matmuls; cuDNN convolutions use it by default, which moves
-    deep convolutional references far enough from fp64 that correct fp32 kernels would fail.
+
+def set_numerics(precision: str = "fp32", tf32: str = "off") -> None:
+    """Set this process's precision and TF32 policy for every model and input made here.
+
+    fp32 means fp32 unless TF32 is allowed: PyTorch keeps TF32 off for matmuls but cuDNN
+    convolutions use it by default, which moves deep convolutional references far enough from
+    fp64 that correct fp32 kernels would fail.
     """
     import torch
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    from pytest_kernelbench.precision import torch_dtype
+
+    _NUMERICS.update(dtype=torch_dtype(precision), tf32=tf32 == "allow")
+    torch.backends.cuda.matmul.allow_tf32 = _NUMERICS["tf32"]
+    torch.backends.cudnn.allow_tf32 = _NUMERICS["tf32"]
+
+
+def use_exact_fp32() -> None:
+    set_numerics("fp32", "off")
 
 
 def tf32_switched_on() -> bool:
-    """Whether anything in this process turned TF32 back on after use_exact_fp32."""
+    """Whether anything in this process turned TF32 on where the policy keeps it off."""
     import torch
 
+    if _NUMERICS["tf32"]:
+        return False  # allowed for both sides: nothing to tell apart
     return bool(torch.backends.cuda.matmul.allow_tf32 or torch.backends.cudnn.allow_tf32
                 or torch.get_float32_matmul_precision() != "highest")
+
+
+def cast(values: list[Any]) -> list[Any]:
+    """Floating tensors cast to this process's dtype (unchanged at fp32)."""
+    import torch
+
+    dtype = _NUMERICS["dtype"]
+    if dtype is None:
+        return values
+    return [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+            for x in values]
 
 
 def seed_everything(seed: int) -> None:
@@ -108,7 +134,7 @@ def make_inputs(problem: ModuleType, seed: int, device: str) -> list[Any]:
     seed_everything(seed)
     with torch.device(device):
         inputs = list(problem.get_inputs())
-    return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+    return cast([x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs])
 
 
 def build_model(cls: type, init_args: list[Any], seed: int, device: str, mode: str):
@@ -123,6 +149,8 @@ def build_model(cls: type, init_args: list[Any], seed: int, device: str, mode: s
     """
     seed_everything(seed)
     model = cls(*init_args).to(device)
+    if _NUMERICS["dtype"] is not None:  # floating parameters and buffers only
+        model = model.to(_NUMERICS["dtype"])
     model.train(mode == "train")
     return model
 

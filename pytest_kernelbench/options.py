@@ -114,6 +114,29 @@ def parse_confine(text: str) -> str:
     return text
 
 
+def parse_precision(text: str) -> str:
+    from pytest_kernelbench.precision import PRECISIONS
+
+    if text not in PRECISIONS:
+        raise argparse.ArgumentTypeError(f"precision must be fp32, fp16 or bf16, got {text!r}")
+    return text
+
+
+def parse_tolerance_profile(text: str) -> str:
+    from pytest_kernelbench.precision import parse_tolerance_profile as parse
+
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def parse_tf32(text: str) -> str:
+    if text not in ("off", "allow"):
+        raise argparse.ArgumentTypeError(f"tf32 must be off or allow, got {text!r}")
+    return text
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     from pytest_kernelbench.schedule import parse_shard as parse
 
@@ -186,8 +209,22 @@ OPTIONS: tuple[Option, ...] = (
            "reports fast_P (default: {default}).", "P", parse_p),
     Option("--kb-trials", "trials", "correctness trials, each on freshly drawn inputs "
            "(default: {default}).", "N", parse_positive_int),
-    Option("--kb-atol", "atol", "absolute tolerance (default: {default}).", "X", parse_tolerance),
-    Option("--kb-rtol", "rtol", "relative tolerance (default: {default}).", "X", parse_tolerance),
+    Option("--kb-precision", "precision", "fp32, fp16 or bf16: inputs and both models' "
+           "parameters cast to it; the expected output is the reference's at that precision, "
+           "and a mismatch is read against a float64 reference (default: {default}).", "P",
+           parse_precision),
+    Option("--kb-tolerance", "tolerance", "tolerance profile: v0 (1e-2 at every precision, as in "
+           "the paper), main (1e-4 for fp32, 1e-2 for fp16 and bf16, as upstream's main branch) "
+           "or ATOL,RTOL; manifest tolerances scale with it (default: {default}).", "PROFILE",
+           parse_tolerance_profile),
+    Option("--kb-atol", "atol", "absolute tolerance (default: {default}).", "X", parse_tolerance,
+           shown=lambda _: "from --kb-tolerance"),
+    Option("--kb-rtol", "rtol", "relative tolerance (default: {default}).", "X", parse_tolerance,
+           shown=lambda _: "from --kb-tolerance"),
+    Option("--kb-tf32", "tf32", "off: TF32 switched off in cuBLAS and cuDNN for the reference, "
+           "the baseline and (as the process starts) the candidate; allow: on for both sides. "
+           "A candidate that switches it on itself under off is recorded (default: {default}).",
+           "MODE", parse_tf32),
     Option("--kb-device", "device", "auto, cpu, cuda or cuda:N; auto = cuda when available, "
            "else cpu (default: {default}).", "DEV", parse_device),
     Option("--kb-mode", "mode", "run models in train or eval mode; train as upstream "
@@ -304,8 +341,11 @@ class Settings:
     tags: tuple[str, ...] = ()
     p: float = 1.0
     trials: int = 5
-    atol: float = 1e-2
-    rtol: float = 1e-2
+    precision: str = "fp32"
+    tolerance: str = "v0"  # a profile of precision.PROFILES, or "ATOL,RTOL"
+    atol: float | None = None  # None: from the tolerance profile
+    rtol: float | None = None
+    tf32: str = "off"
     device: str = "auto"
     mode: str = "train"
     timeout_s: float = 300.0

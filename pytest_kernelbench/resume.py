@@ -20,9 +20,10 @@ from pytest_kernelbench.discovery import Case
 
 # The settings a record's verdict and figures depend on; paths, selection, parallelism and
 # scheduling do not change what a case gives.
-VERDICT_SETTINGS = ("p", "trials", "atol", "rtol", "mode", "timeout_s", "seed", "time_budget_s",
-                    "min_rounds", "flag_speedup", "require_kernel", "timing", "target_rse",
-                    "baseline", "upstream_rules", "allow_input_changes", "confine")
+VERDICT_SETTINGS = ("p", "trials", "atol", "rtol", "precision", "tolerance", "tf32", "mode",
+                    "timeout_s", "seed", "time_budget_s", "min_rounds", "flag_speedup",
+                    "require_kernel", "timing", "target_rse", "baseline", "upstream_rules",
+                    "allow_input_changes", "confine")
 
 
 class ResumeError(Exception):

@@ -92,6 +92,7 @@ class Worker:
         self.loaded = None
         # e.g. this candidate's own build folder; this process serves one candidate only.
         os.environ.update(request.get("env") or {})
+        loading.set_numerics(request.get("precision", "fp32"), request.get("tf32", "off"))
         device, seed = request["device"], request["seed"]
         problem = loading.import_file(Path(request["problem"]), "kb_problem")
         init_args = loading.make_init_args(problem, seed, device)

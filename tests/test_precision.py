@@ -1,0 +1,75 @@
+"""Precision modes and tolerance profiles."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pytest_kernelbench import loading, precision
+
+
+def test_profiles_follow_upstreams_versions():
+    assert precision.run_tolerance("v0", "fp32") == (1e-2, 1e-2)
+    assert precision.run_tolerance("main", "fp32") == (1e-4, 1e-4)
+    assert precision.run_tolerance("main", "bf16") == (1e-2, 1e-2)
+    assert precision.run_tolerance("3e-3,1e-3", "fp16") == (3e-3, 1e-3)
+
+
+def test_manifest_tolerances_scale_with_the_profile():
+    assert precision.problem_tolerance((1e-4, 1e-4), 5e-2, None) == pytest.approx((5e-4, 1e-4))
+    assert precision.problem_tolerance((1e-2, 1e-2), None, None) == (1e-2, 1e-2)
+
+
+@pytest.mark.parametrize("text", ["v1", "1e-3", "a,b", "-1,0", "1,2,3"])
+def test_a_bad_profile_says_what_is_allowed(text):
+    with pytest.raises(ValueError, match="v0, main or ATOL,RTOL"):
+        precision.parse_tolerance_profile(text)
+
+
+def test_tf32_is_told_apart_only_where_the_policy_keeps_it_off():
+    try:
+        loading.set_numerics("fp32", "allow")
+        assert not loading.tf32_switched_on()
+        loading.set_numerics("fp32", "off")
+        assert not loading.tf32_switched_on()
+        torch.backends.cudnn.allow_tf32 = True  # what a candidate may do
+        assert loading.tf32_switched_on()
+    finally:
+        loading.use_exact_fp32()
+
+
+def test_models_and_inputs_are_cast_to_the_precision():
+    class Problem:
+        @staticmethod
+        def get_inputs():
+            return [torch.rand(2, 3), torch.tensor([1, 2])]
+
+    try:
+        loading.set_numerics("bf16")
+        x, index = loading.make_inputs(Problem, 1, "cpu")
+        model = loading.build_model(torch.nn.Linear, [3, 2], 1, "cpu", "train")
+        assert x.dtype == torch.bfloat16 and index.dtype == torch.int64
+        assert model.weight.dtype == torch.bfloat16
+    finally:
+        loading.use_exact_fp32()
+
+
+@pytest.mark.parametrize("mode", ["bf16", "fp16"])
+def test_correct_candidates_pass_and_wrong_ones_fail_at_low_precision(kb, mode):
+    kb.run("good", "slightly_off", args=(f"--kb-precision={mode}", "--kb-p=0", "--kb-trials=2",
+                                         "-k", "Scale or ReLU"))
+    records = kb.records()
+    assert kb.report()["config"]["precision"] == mode
+    for key in [("good", 1, "s0"), ("good", 2, "s0")]:
+        assert records[key]["correct"], records[key]["error"]
+        assert records[key]["upstream"]["correct"] is True
+    kb.run("broken", args=(f"--kb-precision={mode}", "--kb-trials=1", "-k", "wrong_values"))
+    assert kb.records()[("broken", 2, "wrong_values")]["status"] == "mismatch"
+
+
+def test_the_main_profile_holds_fp32_to_1e_4(kb):
+    kb.run("slightly_off", args=("--kb-p=0", "--kb-trials=1", "-k", "ReLU"))
+    assert kb.records()[("slightly_off", 2, "s0")]["correct"]
+    kb.run("slightly_off", args=("--kb-tolerance=main", "--kb-p=0", "--kb-trials=1", "-k", "ReLU"))
+    record = kb.records()[("slightly_off", 2, "s0")]
+    assert record["status"] == "mismatch" and "atol 0.0001" in record["error"]
