@@ -117,7 +117,7 @@ def measure_interleaved(turns: dict[str, Turn], device: str, budget_s: float, mi
     that no work is left running into the next measurement. Rounds go on until every side's
     median is known to target_rse (0 turns that rule off), or the budget is spent.
     """
-    timer = _CudaTimer(device) if device.startswith("cuda") else _HostTimer()
+    timer = make_timer(device)
     names = list(turns)
 
     def one_call(turn: Turn) -> float:
@@ -204,6 +204,40 @@ def run_burst(model, input_sets: list[list], calls: int, device: str) -> None:
             model(*input_sets[index % len(input_sets)])
     if device.startswith("cuda"):
         torch.cuda.synchronize(device)
+
+
+def timed_burst(model, input_sets: list[list], calls: int, device: str) -> float:
+    """run_burst, timed by the worker's own timer (the one its measurements use) over the
+    calls alone, before the device-wide sync: seconds."""
+    import torch
+
+    def calls_only() -> None:
+        with torch.no_grad():
+            for index in range(calls):
+                model(*input_sets[index % len(input_sets)])
+
+    elapsed, _ = make_timer(device).time(calls_only)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize(device)
+    return elapsed
+
+
+def make_timer(device: str):
+    return _CudaTimer(device) if device.startswith("cuda") else _HostTimer()
+
+
+def host_was_slow(reported_s: float, wall_s: float, timed_s: float, baseline_reported_s: float,
+                  baseline_wall_s: float, device: str) -> bool:
+    """Whether a candidate whose burst (wall_s per call, by the harness's clock) is too slow
+    for its reported median was slowed by a busy host, not hiding time: the worker's own timer
+    agrees with the harness's clock over that burst (no tampered timer, no work escaping it),
+    and the baseline's burst in the same worker was slowed as much against its own report
+    (so work handed to a thread between timed calls, which does not slow the baseline, still
+    shows)."""
+    if not plausible(timed_s, wall_s, device):
+        return False
+    host_factor = baseline_wall_s / baseline_reported_s if baseline_reported_s > 0 else 1.0
+    return plausible(reported_s * max(host_factor, 1.0), wall_s, device)
 
 
 def plausible(reported_median_s: float, burst_s_per_call: float, device: str) -> bool:

@@ -152,3 +152,14 @@ def test_the_record_type_and_the_shipped_schema_name_the_same_fields():
     documented = Path(__file__).parents[1].joinpath("docs", "report-schema.md").read_text()
     missing = [name for name in record.record_fields() if f"`{name}`" not in documented]
     assert not missing, f"docs/report-schema.md does not describe {missing}"
+
+
+@pytest.mark.parametrize(("timed", "baseline_wall", "slow"), [
+    (38e-6, 380e-6, True),   # a busy host: the worker's timer agrees, the baseline slowed alike
+    (0.4e-6, 380e-6, False),  # the worker's timer disagrees with the harness's clock: tampered
+    (38e-6, 105e-6, False),   # only the candidate's bursts slowed: work hidden between calls
+])
+def test_a_busy_host_is_told_from_hidden_time(timed, baseline_wall, slow):
+    from pytest_kernelbench.timing import host_was_slow
+
+    assert host_was_slow(10e-6, 40e-6, timed, 100e-6, baseline_wall, "cpu") is slow
