@@ -44,13 +44,6 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = options.read_settings(config)
     if settings is None:
         return
-    if getattr(config.option, "dist", "no") == "load":
-        # The stages of a case must share a worker, where its memo and loaded candidate live:
-        # each case's items form one xdist_group, which xdist's loadgroup mode keeps together
-        # (its plain load mode would spread them). An explicit other --dist mode is kept.
-        config.option.dist = "loadgroup"
-    if getattr(config, "workerinput", {}).get("kb_loadgroup"):
-        config.option.loadgroup = True  # workers read the mode from the command line, not it
     run = KernelBenchRun.start(config, settings)
     config.stash[RUN_KEY] = run
     config.pluginmanager.register(run, "kernelbench-run")
@@ -185,9 +178,23 @@ class KernelBenchRun:
         self.results.write_feedback()
         self.results.close()
 
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node) -> None:
-        node.workerinput["kb_loadgroup"] = self.config.option.dist == "loadgroup"
+    @pytest.hookimpl(optionalhook=True, tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
+        # The stages of a case must share a worker, where its memo and loaded candidate live;
+        # xdist's default `load` (what -n N uses) would spread them. Its public `loadgroup`
+        # mode would keep each case's xdist_group together, but it marks the group by
+        # rewriting item ids, which pytest 9.2 no longer lets it do (every item then ran
+        # alone): a scope of our own, from the item id, is what holds across versions. An
+        # explicit other --dist mode is kept.
+        if config.getvalue("dist") != "load":
+            return None
+        from xdist.scheduler import LoadScopeScheduling
+
+        class CaseScheduling(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                return case_scope(nodeid)
+
+        return CaseScheduling(config, log)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
@@ -240,7 +247,7 @@ class KernelBenchRun:
         params = [
             pytest.param(case, id=case.id, marks=[
                 getattr(pytest.mark, f"kb_level{problem.level}"),
-                pytest.mark.xdist_group(f"L{problem.level}-{problem.problem_id}-{case.id}"),
+                pytest.mark.xdist_group(f"{problem.key}-{case.id}"),
             ])
             for case in self.cases if case.problem == problem
         ]
@@ -353,6 +360,13 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
     builds.run_builds(planned, arch, jobs, settings.build_timeout_s, on_done,
                       protected if settings.confine != "off" else None)
     return planned
+
+
+def case_scope(nodeid: str) -> str:
+    """The items of one case share this: 'level1/1_Scale::test_speed[set-s0]' ->
+    'level1/1_Scale[set-s0]'."""
+    path, _, rest = nodeid.partition("::")
+    return path + rest[rest.index("["):] if "[" in rest else nodeid
 
 
 def xdist_worker(config: pytest.Config) -> str | None:

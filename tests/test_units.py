@@ -95,6 +95,15 @@ def test_kernels_are_profiled_only_where_the_answer_matters(speedup, interval, r
     assert worth_profiling(speedup, interval, 1.0, require_kernel) is expected
 
 
+def test_the_items_of_one_case_share_a_scheduling_scope():
+    from pytest_kernelbench.plugin import case_scope
+
+    stages = [f"level1/1_Scale::test_{stage}[good-s0]" for stage in ("compile", "correct", "speed")]
+    assert {case_scope(nodeid) for nodeid in stages} == {"level1/1_Scale[good-s0]"}
+    assert case_scope("level1/1_Scale::test_speed[good-s1]") != case_scope(stages[0])
+    assert case_scope("tests/test_x.py::test_plain") == "tests/test_x.py::test_plain"
+
+
 class _RecordsWhereItWasBuilt(torch.nn.Module):
     def __init__(self, width):
         super().__init__()
