@@ -164,8 +164,12 @@ def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode:
     exact_cast = map_leaves(exact, lambda t: t.to(torch.float32) if t.is_floating_point() else t)
     first_cast = map_leaves(first, lambda t: t.to(torch.float32) if t.is_floating_point() else t)
     verdict = correctness.compare(exact_cast, first_cast, atol, rtol)
-    add("conditioned", verdict.passed,
-        "fp32 agrees with fp64" if verdict.passed else f"fp32 vs fp64: {verdict.message}")
+    if loading.numerics_dtype() is not None:  # fp16/bf16: a mismatch is read against fp64
+        add("conditioned", True, "low precision: outputs are judged against float64, within "
+            "10x the reference's own error (see precision.py)")
+    else:
+        add("conditioned", verdict.passed,
+            "fp32 agrees with fp64" if verdict.passed else f"fp32 vs fp64: {verdict.message}")
     del double_model
 
     median_s = time_reference(model, inputs, device)

@@ -84,6 +84,11 @@ def set_numerics(precision: str = "fp32", tf32: str = "off") -> None:
     torch.backends.cudnn.allow_tf32 = _NUMERICS["tf32"]
 
 
+def numerics_dtype():
+    """The dtype inputs and parameters are cast to in this process (None: fp32 as made)."""
+    return _NUMERICS["dtype"]
+
+
 def use_exact_fp32() -> None:
     set_numerics("fp32", "off")
 

@@ -73,3 +73,17 @@ def test_the_main_profile_holds_fp32_to_1e_4(kb):
     kb.run("slightly_off", args=("--kb-tolerance=main", "--kb-p=0", "--kb-trials=1", "-k", "ReLU"))
     record = kb.records()[("slightly_off", 2, "s0")]
     assert record["status"] == "mismatch" and "atol 0.0001" in record["error"]
+
+
+def test_the_audit_runs_the_suite_cast(capsys):
+    from pathlib import Path
+
+    from pytest_kernelbench import audit
+
+    problems = Path(__file__).parent / "examples" / "problems"
+    try:
+        code = audit.main(["--problems", str(problems), "--precision", "bf16", "-k", "ReLU"])
+    finally:
+        loading.use_exact_fp32()
+    out = capsys.readouterr().out
+    assert code == 0 and "problems audited on cpu" in out, out
