@@ -32,7 +32,7 @@ from pytest_kernelbench.options import Settings
 SET_NAME = "api"
 # Settings that only the pytest run uses (where files go, which problems it collects).
 _RUN_ONLY = {"problems_dir", "candidate_dirs", "levels", "tags", "report_path", "costs_path",
-             "shard", "resume_path", "feedback_dir", "device"}
+             "shard", "resume_path", "feedback_dir", "plot_dir", "device"}
 OPTIONS = sorted(f.name for f in dataclasses.fields(Settings) if f.name not in _RUN_ONLY)
 _PROBLEM_FILE = re.compile(r"^(?P<id>\d+)_(?P<name>.+)\.py$")
 _LEVEL_DIR = re.compile(r"^level(?P<level>\d+)$")

@@ -3,6 +3,7 @@
     kernelbench-report summary REPORT [REPORT ...] [--p 1,2] [--fail-under fast_1=0.4]
     kernelbench-report merge -o MERGED.json REPORT [REPORT ...]
     kernelbench-report compare BEFORE AFTER [--fail-on-regression]
+    kernelbench-report plot -o DIR REPORT [REPORT ...]
 
 A REPORT is a JSON report (`--kb-report`) or the JSON-lines stream a run writes beside it as
 records settle (`.jsonl`, all that is left of a run that died). `merge` joins the reports of
@@ -158,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     joined = commands.add_parser("merge", help="merge the reports of a run's shards")
     joined.add_argument("reports", nargs="+", type=Path)
     joined.add_argument("-o", "--output", type=Path, required=True)
+    drawn = commands.add_parser("plot", help="PNG plots of one or more reports (needs matplotlib)")
+    drawn.add_argument("reports", nargs="+", type=Path)
+    drawn.add_argument("-o", "--output", type=Path, required=True, help="folder for the PNGs")
     args = parser.parse_args(argv)
     if args.command == "compare":
         try:
@@ -173,6 +177,17 @@ def main(argv: list[str] | None = None) -> int:
     except (MergeError, resume.ResumeError, OSError, ValueError) as exc:
         print(f"kernelbench-report: {exc}", file=sys.stderr)
         return 2
+    if args.command == "plot":
+        from pytest_kernelbench import plots
+
+        try:
+            written = plots.write_plots(merged["results"], float(merged["config"].get("p", 1.0)),
+                                        args.output)
+        except plots.PlotError as exc:
+            print(f"kernelbench-report: {exc}", file=sys.stderr)
+            return 2
+        print("\n".join(str(path) for path in written))
+        return 0
     if args.command == "merge":
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(report.dump_json(merged))

@@ -296,6 +296,10 @@ OPTIONS: tuple[Option, ...] = (
            "(compiler lines, the candidate's frames, the worst element), or the speedup and "
            "speed-of-light fraction (default: {default}).", "DIR", kind="path",
            shown=lambda _: "none"),
+    Option("--kb-plot", "plot_dir", "write PNG plots of the run here: speedup per problem, "
+           "fast_p against p, speedup against speed-of-light fraction (needs matplotlib: "
+           "pip install 'pytest-kernelbench[plot]') (default: {default}).", "DIR", kind="path",
+           shown=lambda _: "none"),
     Option("--kb-costs", "costs_path", "under xdist, hand out the most expensive cases first, as "
            "an earlier JSON report timed them (cases it does not know are estimated from their "
            "problem and level); 'none' keeps the problem order (default: {default}).", "REPORT",
@@ -371,6 +375,7 @@ class Settings:
     shard: tuple[int, int] | None = None  # (index from 1, count)
     resume_path: Path | None = None
     feedback_dir: Path | None = None
+    plot_dir: Path | None = None
 
 
 _FIELD_DEFAULTS = {f.name: f.default for f in fields(Settings)}

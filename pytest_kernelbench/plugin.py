@@ -80,6 +80,7 @@ class KernelBenchRun:
         # those cases do not run again.
         self.resumed: dict[tuple, dict] = {}
         self.results = RunResults(settings, device, {}, len(STAGES) - 1)
+        self.plot_line: str | None = None  # where --kb-plot wrote, said in the summary
         # Hashed before any candidate runs; checked before every stage (see integrity.py).
         self.problem_digests = ProblemDigests([problem.path for problem in problems])
         # Problems that cannot be evaluated (no candidate stage runs against them, see
@@ -176,6 +177,7 @@ class KernelBenchRun:
         self.results.add_builds(build_entries(self.builds))
         self.results.write_report()
         self.results.write_feedback()
+        self.plot_line = self.results.write_plots()
         self.results.close()
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -314,6 +316,8 @@ class KernelBenchRun:
             terminalreporter.write_line(line)
         if self.settings.report_path is not None:
             terminalreporter.write_line(f"kernelbench report: {self.settings.report_path}")
+        if self.plot_line:
+            terminalreporter.write_line(self.plot_line)
 
 
 def prebuild(config: pytest.Config, settings: options.Settings, device: str,

@@ -98,6 +98,19 @@ class RunResults:
                                                                        default=str) + "\n")
             (stem.parent / f"{stem.name}.txt").write_text(feedback.render(info))
 
+    def write_plots(self) -> str | None:
+        """The plots (--kb-plot), and a line saying where they went or why none were made."""
+        folder = self.settings.plot_dir
+        if folder is None or not self.records:
+            return None
+        from pytest_kernelbench import plots
+
+        try:
+            written = plots.write_plots(list(self.records.values()), self.settings.p, folder)
+        except plots.PlotError as exc:
+            return f"kernelbench: no plots: {exc}"
+        return f"kernelbench plots: {', '.join(str(path) for path in written)}"
+
     def close(self) -> None:
         if self.stream is not None:
             self.stream.close()

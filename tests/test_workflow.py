@@ -61,3 +61,17 @@ def test_the_merge_jobs_commands_run_on_shard_reports(kb, monkeypatch, capsys):
         # problem without one.
         assert code == (1 if "--fail-under" in argv else 0), command
     assert "| good" in capsys.readouterr().out
+
+
+def test_plots_are_written_for_a_run_and_from_reports(kb, tmp_path):
+    from pytest_kernelbench import cli
+
+    result = kb.run("good", "slightly_off", args=("--kb-p=0", "--kb-trials=1",
+                                                  f"--kb-plot={tmp_path / 'run'}"))
+    result.stdout.fnmatch_lines(["kernelbench plots: *speedup.png*fast_p.png*speed_of_light.png"])
+    names = ("speedup.png", "fast_p.png", "speed_of_light.png")
+    for name in names:
+        assert (tmp_path / "run" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert cli.main(["plot", "-o", str(tmp_path / "again"),
+                     str(kb.pytester.path / "report.json")]) == 0
+    assert sorted(p.name for p in (tmp_path / "again").iterdir()) == sorted(names)
