@@ -82,6 +82,48 @@ def set_numerics(precision: str = "fp32", tf32: str = "off") -> None:
     _NUMERICS.update(dtype=torch_dtype(precision), tf32=tf32 == "allow")
     torch.backends.cuda.matmul.allow_tf32 = _NUMERICS["tf32"]
     torch.backends.cudnn.allow_tf32 = _NUMERICS["tf32"]
+    # What the reference and baseline run under, before any candidate code can change it.
+    _NUMERICS["flags"] = numerics_flags()
+
+
+def policy_flags() -> dict[str, Any]:
+    """The switches set_numerics left, for the baseline: a candidate that flips them in its
+    process (TF32, cuDNN's benchmark or deterministic modes) must not change how the baseline
+    it is timed against runs."""
+    return _NUMERICS.get("flags") or numerics_flags()
+
+
+def numerics_flags() -> dict[str, Any]:
+    """torch's process-wide switches that change how fast (and how exactly) a model runs."""
+    import torch
+
+    return {"matmul_tf32": torch.backends.cuda.matmul.allow_tf32,
+            "cudnn_tf32": torch.backends.cudnn.allow_tf32,
+            "cudnn_benchmark": torch.backends.cudnn.benchmark,
+            "cudnn_deterministic": torch.backends.cudnn.deterministic,
+            "matmul_precision": _matmul_precision()}
+
+
+def apply_numerics_flags(flags: dict[str, Any]) -> None:
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = flags["matmul_tf32"]
+    torch.backends.cudnn.allow_tf32 = flags["cudnn_tf32"]
+    torch.backends.cudnn.benchmark = flags["cudnn_benchmark"]
+    torch.backends.cudnn.deterministic = flags["cudnn_deterministic"]
+    if flags["matmul_precision"] is not None:
+        torch.set_float32_matmul_precision(flags["matmul_precision"])
+
+
+def _matmul_precision() -> str | None:
+    """torch's fp32 matmul precision; None where torch cannot say (newer torch refuses once
+    its old and new switches were both used, as a candidate may do)."""
+    import torch
+
+    try:
+        return torch.get_float32_matmul_precision()
+    except RuntimeError:
+        return None
 
 
 def numerics_dtype():
@@ -100,7 +142,7 @@ def tf32_switched_on() -> bool:
     if _NUMERICS["tf32"]:
         return False  # allowed for both sides: nothing to tell apart
     return bool(torch.backends.cuda.matmul.allow_tf32 or torch.backends.cudnn.allow_tf32
-                or torch.get_float32_matmul_precision() != "highest")
+                or _matmul_precision() not in ("highest", None))
 
 
 def cast(values: list[Any]) -> list[Any]:

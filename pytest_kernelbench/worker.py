@@ -7,6 +7,7 @@ eager reference. Every reply is a wire message (JSON and raw tensor bytes), neve
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass
@@ -181,6 +182,11 @@ class Worker:
 
         turns = {name: side.turn(poison_and_hold) for name, side in sides.items()}
         turns["candidate"] = candidate.turn(keep_candidate_output)
+        # Each side runs under its own switches: the baseline under the harness's, the
+        # candidate under whatever it set for itself.
+        own, policy = loading.numerics_flags(), loading.policy_flags()
+        turns = {name: dataclasses.replace(turn, prepare=with_flags(
+            policy if name == "baseline" else own, turn.prepare)) for name, turn in turns.items()}
         measured = guarded(
             lambda: timing.measure_interleaved(turns, device, request["budget_s"],
                                                request["min_rounds"], request.get("target_rse", 0)),
@@ -205,8 +211,14 @@ class Worker:
         sets = self.input_sets(loaded, request)
         model = self.reference_model(loaded, request) if request.get("side") == "baseline" \
             else loaded.model
-        timed_s = guarded(lambda: timing.timed_burst(model, sets, request["calls"], device),
-                          "forward", request["candidate"])
+        own = loading.numerics_flags()
+        if request.get("side") == "baseline":
+            loading.apply_numerics_flags(loading.policy_flags())
+        try:
+            timed_s = guarded(lambda: timing.timed_burst(model, sets, request["calls"], device),
+                              "forward", request["candidate"])
+        finally:
+            loading.apply_numerics_flags(own)
         return {"ok": True, "timed_s": timed_s}, []
 
     def profile(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
@@ -233,6 +245,14 @@ class Worker:
                                         request["device"], request["mode"])
             loaded.reference = loading.as_baseline(model, request.get("baseline", "eager"))
         return loaded.reference
+
+
+def with_flags(flags: dict, prepare):
+    """prepare, preceded by setting torch's numerics switches to flags."""
+    def prepared() -> None:
+        loading.apply_numerics_flags(flags)
+        prepare()
+    return prepared
 
 
 def enter_policy(request: dict) -> dict:

@@ -75,3 +75,26 @@ def test_a_burst_runs_the_calls_and_says_nothing_else():
     header, _ = ask(Worker(), "burst", CANDIDATES / "good" / "level1" / "2_ReLU.py",
                     input_seeds=[1, 2], calls=5)
     assert header["ok"] and set(header) == {"ok", "timed_s"} and header["timed_s"] > 0
+
+
+def test_the_baseline_runs_under_the_harnesss_switches_whatever_the_candidate_set():
+    problem = EXAMPLES / "flag_problems" / "level1" / "1_Flags.py"
+    candidate = CANDIDATES / "flags" / "level1" / "1_Flags.py"
+    worker = Worker()
+    try:
+        loading.use_exact_fp32()
+        for op, extra in [("time", {"budget_s": 0.0, "min_rounds": 2}), ("burst", {"calls": 3})]:
+            header, _ = worker.handle({"op": op, "problem": str(problem), "seed": 42,
+                                       "device": "cpu", "mode": "train", "env": {},
+                                       "candidate": str(candidate), "input_seeds": [1, 2],
+                                       "side": "baseline", **extra})
+            assert header["ok"], header
+        baseline_seen = worker.loaded.problem.SEEN
+        candidate_seen = type(worker.loaded.model).forward.__globals__["SEEN"]
+        assert baseline_seen and set(baseline_seen) == {"highest"}
+        assert candidate_seen and set(candidate_seen) == {"medium"}
+        assert torch.get_float32_matmul_precision() == "medium"  # the candidate's, restored
+    finally:
+        loading.use_exact_fp32()
+        torch.set_float32_matmul_precision("highest")
+        torch.backends.cudnn.deterministic = False
