@@ -137,12 +137,11 @@ def use_exact_fp32() -> None:
 
 def tf32_switched_on() -> bool:
     """Whether anything in this process turned TF32 on where the policy keeps it off."""
-    import torch
-
     if _NUMERICS["tf32"]:
         return False  # allowed for both sides: nothing to tell apart
-    return bool(torch.backends.cuda.matmul.allow_tf32 or torch.backends.cudnn.allow_tf32
-                or _matmul_precision() not in ("highest", None))
+    flags = numerics_flags()
+    return bool(flags["matmul_tf32"] or flags["cudnn_tf32"]
+                or flags["matmul_precision"] not in ("highest", None))
 
 
 def cast(values: list[Any]) -> list[Any]:
