@@ -372,7 +372,7 @@ def main(argv: list[str]) -> int:
     if os.environ.get("TORCH_CUDA_ARCH_LIST"):  # set for the runs on a CUDA device only
         pretend_cuda()
     try:
-        module = import_file(Path(argv[1]), "kb_build")
+        module = import_file(Path(argv[1]), "kb_build", confine.own_folder())
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         print(f"build of {argv[1]} failed: {type(exc).__name__}: {exc}",
               file=sys.stderr)

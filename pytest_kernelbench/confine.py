@@ -176,8 +176,15 @@ def read_roots(guarded: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def scratch_env(scratch: str) -> dict[str, str]:
-    """Environment that points library caches and temporary files into the scratch folder."""
-    return {name: os.path.join(scratch, name.lower()) for name in SCRATCH_ENV}
+    """Environment that points library caches and temporary files into the scratch folder.
+    The home there has the cache folder a used home has (~/.cache/torch_extensions is where
+    generated code often points its builds), and XDG_CACHE_HOME is that folder, as by default."""
+    env = {name: os.path.join(scratch, name.lower()) for name in SCRATCH_ENV}
+    env["XDG_CACHE_HOME"] = os.path.join(env["HOME"], ".cache")
+    return env
+
+
+HOME_FOLDERS = (os.path.join(".cache", "torch_extensions"),)
 
 
 # --- entering it -----------------------------------------------------------------------------
@@ -190,6 +197,8 @@ def enter(policy: Policy) -> Applied:
     for name, path in scratch_env(policy.scratch).items():
         os.makedirs(path, exist_ok=True)
         os.environ[name] = path
+    for folder in HOME_FOLDERS:
+        os.makedirs(os.path.join(os.environ["HOME"], folder), exist_ok=True)
     os.chdir(policy.workdir or policy.scratch)
     sys.dont_write_bytecode = True  # no __pycache__ beside the candidate's file
     if not policy.network:
@@ -296,6 +305,12 @@ def _allow(ruleset: int, path: str, rights: int) -> None:
 
 ATTEMPTS: list[str] = []  # what this process tried and was refused, for its next reply
 ENTERED: list[Applied] = []  # the confinement this process entered, once it has
+
+
+def own_folder() -> Path | None:
+    """The folder a confined process may write and works in (its build folder, else its
+    scratch folder); None where this process entered no confinement."""
+    return Path.cwd() if ENTERED else None
 MAX_ATTEMPTS = 10
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _PATH_WRITES = {"os.remove": 1, "os.rmdir": 1, "os.mkdir": 1, "os.chmod": 1, "os.chown": 1,

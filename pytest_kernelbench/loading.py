@@ -16,14 +16,22 @@ from types import ModuleType
 from typing import Any
 
 
-def import_file(path: Path, prefix: str) -> ModuleType:
+def import_file(path: Path, prefix: str, lives_in: Path | None = None) -> ModuleType:
     """Import path as a fresh module named <prefix>_<hash of path>, from its source.
 
     Never from a cached .pyc beside it: bytecode there could have been put by anyone who could
     write that folder, and it would run in place of the source that was read and hashed.
+    With lives_in, the module's `__file__` is a copy of the file in that folder: a confined
+    candidate that builds into a folder beside its own file (a common habit of generated code)
+    then builds in its own writable folder, not in the candidate set. Tracebacks still name
+    the original file.
     """
     name = module_name(path, prefix)
-    spec = importlib.util.spec_from_file_location(name, path)
+    origin = path
+    if lives_in is not None:
+        origin = lives_in / path.name
+        origin.write_bytes(path.read_bytes())
+    spec = importlib.util.spec_from_file_location(name, origin)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)

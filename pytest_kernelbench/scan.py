@@ -10,6 +10,8 @@ import re
 
 SUSPICIOUS = [
     (re.compile(r"\bcuda\.Stream\b|\bStream\(\)"), "creates CUDA streams (work may escape timing)"),
+    (re.compile(r"\bCUDAGraph\b|\bcuda\.graph\(|\bmake_graphed_callables\b"),
+     "captures CUDA graphs (a replay reuses the addresses it was captured with)"),
     (re.compile(r"\bimport threading\b|\bThread\("), "starts threads"),
     (re.compile(r"\bimport multiprocessing\b|\bsubprocess\b|\bos\.fork\b"), "starts processes"),
     (re.compile(r"^[ \t]*(torch|time|sys|os)(\.\w+)+[ \t]*=[^=]", re.M),

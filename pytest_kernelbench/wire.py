@@ -58,6 +58,10 @@ def encode_value(value: Any, blobs: list[bytes], keep_alive: list | None = None)
     """
     import torch
 
+    if isinstance(value, torch.Tensor) and type(value) not in (torch.Tensor, torch.nn.Parameter):
+        # A subclass is judged by its type alone: none of its methods (clone, to, even is_cuda)
+        # is called, since it may override them to fake or defer work.
+        return {"kind": "tensor", "type": type(value).__name__, "nbytes": 0}
     if isinstance(value, torch.Tensor) and keep_alive is not None and value.is_cuda:
         return _share_cuda(value, keep_alive)
     if isinstance(value, torch.Tensor):

@@ -102,7 +102,8 @@ class Worker:
         builds.echo_build_errors()  # a build in this process leaves its compiler lines in the log
         if os.environ.get("TORCH_EXTENSIONS_DIR"):
             builds.replay_failure(Path(os.environ["TORCH_EXTENSIONS_DIR"]))
-        module = guarded(lambda: loading.import_file(Path(candidate_path), "kb_candidate"),
+        module = guarded(lambda: loading.import_file(Path(candidate_path), "kb_candidate",
+                                                     confine.own_folder()),
                          "import", candidate_path)
         cls = getattr(module, "ModelNew", None)
         if not isinstance(cls, type):

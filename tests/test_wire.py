@@ -51,6 +51,24 @@ def test_a_tensor_subclass_and_an_odd_object_are_named_not_decoded():
     assert isinstance(back[1], wire.Unsupported) and repr(back[1]) == "<object>"
 
 
+def test_a_subclass_is_sent_by_its_type_without_calling_its_methods():
+    # CUDA-L1's lazy matmul (level 1, problem 9) overrides clone and to: encoding must not call
+    # them (they raised and turned a faked output into a runtime_error).
+    class Deferred(torch.Tensor):
+        def clone(self, *args, **kwargs):
+            raise TypeError("clone() got an unexpected keyword argument 'memory_format'")
+
+        def to(self, *args, **kwargs):
+            raise TypeError("no")
+
+    deferred = torch.ones(3).as_subclass(Deferred)
+    for keep_alive in (None, []):
+        blobs: list[bytes] = []
+        tree = wire.encode_value(deferred, blobs, keep_alive)
+        back = wire.decode_value(tree, memoryview(b"".join(blobs)), [0])
+        assert wire.subclass_names(back) == ["Deferred"] and blobs == []
+
+
 def test_a_forged_header_fails_to_decode_instead_of_running_anything():
     with pytest.raises(ValueError, match="unknown dtype"):
         wire.decode_value({"kind": "tensor", "dtype": "os.system", "shape": [1], "nbytes": 4,
