@@ -876,8 +876,7 @@ def note_float64_reading(record: dict, precision: str, own_error: float) -> None
     """Flag, once per record and with the largest error of its trials, that an output passed
     only when read against the float64 reference."""
     earlier = [f for f in record.get("flags", []) if f.startswith(FLOAT64_READING)]
-    worst = max([own_error, *(float(f.rsplit(" ", 1)[-1].rstrip(")")) for f in earlier
-                              if f.endswith(")")])])
+    worst = max([own_error, *(float(f.rsplit(" ", 1)[-1].rstrip(")")) for f in earlier)])
     size = (f"the true output is rounding noise, smaller than the {precision} reference's own "
             f"error (error over size {worst:.3g})" if worst >= 1 else
             f"the {precision} reference itself is off (error over size {worst:.3g})")
