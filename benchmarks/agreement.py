@@ -4,6 +4,7 @@
   python benchmarks/agreement.py merge OUT.json PART.json...  upstream results in one file
   python benchmarks/agreement.py table UPSTREAM.json REPORT.json... [--notes NOTES.yaml]
                                         [--set DIR]
+  python benchmarks/agreement.py stability FIRST.json SECOND.json   verdicts that moved
 
 pick lists what upstream's harness must judge: every candidate this harness does not pass, and
 every one whose verdict under upstream's rules (computed in the same run) differs from ours.
@@ -33,7 +34,8 @@ def records(report_path: str) -> dict[str, dict]:
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     else:
         rows = json.loads(path.read_text())["results"]
-    return {f"{r['level']}/{r['problem_id']}": r for r in rows if r["status"] != "missing"}
+    return {f"{r['level']}/{r['problem_id']}": r for r in rows
+            if r["status"] not in ("missing", None)}  # None: stopped before a verdict
 
 
 def ours_passed(record: dict) -> bool:
@@ -81,7 +83,8 @@ def judge(record: dict, result: dict | None, notes: dict[str, str], key: str) ->
         evidence = evidence[0] if evidence else ""
     if theirs is None:
         ruled = (record.get("upstream") or {}).get("correct")
-        return (AGREE_BY_RULES if mine and ruled else UNKNOWN), evidence
+        return (AGREE_BY_RULES if mine and ruled else notes.get(key + ":right") or UNKNOWN), \
+            evidence
     if theirs == mine:
         return AGREE, evidence
     return (notes.get(key + ":right") or UNKNOWN), evidence
@@ -114,6 +117,24 @@ def table(report: dict[str, dict], results: list[dict], notes: dict[str, str],
     return lines
 
 
+def stability(first: dict[str, dict], second: dict[str, dict]) -> tuple[list[str], int, int]:
+    """(lines for verdicts that moved, candidates in both runs, moves between passed and
+    slower): a move between passed and slower is a speedup on either side of p, not a changed
+    verdict on the kernel."""
+    lines, at_p = [], 0
+    both = sorted(first.keys() & second.keys(), key=lambda k: tuple(map(int, k.split("/"))))
+    for key in both:
+        a, b = first[key]["status"], second[key]["status"]
+        if a == b:
+            continue
+        if ours_passed(first[key]) and ours_passed(second[key]):
+            at_p += 1
+            continue
+        lines.append(f"{key}: {a} -> {b} | {(first[key].get('error') or '')[:100]} | "
+                     f"{(second[key].get('error') or '')[:100]}")
+    return lines, len(both), at_p
+
+
 def set_keys(folder: str) -> list[str]:
     """"L/ID" of every candidate file of a set in upstream's layout."""
     keys = []
@@ -135,7 +156,16 @@ def main(argv: list[str] | None = None) -> int:
     tabling.add_argument("reports", nargs="+")
     tabling.add_argument("--notes", help="YAML: 'L/ID': evidence, 'L/ID:right': ours|upstream")
     tabling.add_argument("--set", help="the candidate folder, to list what no report holds")
+    steady = sub.add_parser("stability")
+    steady.add_argument("first")
+    steady.add_argument("second")
     args = parser.parse_args(argv)
+    if args.command == "stability":
+        moved, both, at_p = stability(records(args.first), records(args.second))
+        print("\n".join(moved))
+        print(f"{both} candidates in both runs: {both - len(moved) - at_p} same status, "
+              f"{at_p} between passed and slower (speedup at p), {len(moved)} verdicts moved")
+        return 1 if moved else 0
     if args.command == "pick":
         print("\n".join(pick(records(args.report))))
     elif args.command == "merge":

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu devices
-#         confine real upstream"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
+#         confine real upstream order"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
@@ -144,6 +144,32 @@ if [[ " $sections " == *" confine "* ]]; then
         done
         python3 -c "import json, sys; [print(' ', r['problem'], r['status'], r.get('extension'), r['speedup'] and round(r['speedup'], 3), (r.get('error') or '')[:120]) for r in json.load(open(sys.argv[1]))['results'] if r['status'] != 'missing']" "$out/confine-real-auto.json"
         python3 benchmarks/confine_check.py compare "$out/confine-real-auto.json" "$out/confine-real-off.json" || failed=1
+    fi
+fi
+
+if [[ " $sections " == *" order "* ]]; then
+    # Stream-order trials (--kb-order-trials): the stream-order set (unordered streams and
+    # honest ways to order them), the hostile and honest sets, each verdict as declared; then a
+    # real set twice (CUDA-L1's level 1, where present), whose verdicts must not move.
+    echo "== order: stream-order, hostile and honest candidates (level1/19_ReLU), --kb-order-trials"
+    python3 -m pytest -p no:cacheprovider -q -rfE --kb-device=cuda -k 19_ReLU --kb-trials=2 \
+        --kb-order-trials --kb-candidates=candidates/stream-order \
+        --kb-candidates=candidates/hostile-gpu --kb-candidates=candidates/reference \
+        --kb-candidates=candidates/examples --benchmark-max-time=0.05 \
+        --kb-report="$out/order-sets.json" >"$out/order-sets.log" 2>&1
+    tail -n 1 "$out/order-sets.log"
+    python3 benchmarks/expected_verdicts.py "$out/order-sets.json" || failed=1
+    real="${KB_REAL_SET:-.third_party/cudal1/h100}"
+    if [[ -d "$real" ]]; then
+        for run in 1 2; do
+            timeout -s INT "${KB_EVAL_LIMIT:-240}" python3 -m pytest -p no:cacheprovider -q \
+                -n "${KB_WORKERS:-4}" --kb-device=cuda --kb-order-trials --kb-level=1 \
+                --kb-problems=.third_party/v0/KernelBench --kb-candidates="$real" \
+                --kb-report="$out/order-real-$run.json" "$@" >"$out/order-real-$run.log" 2>&1
+            echo "-- $real, run $run: $(tail -n 1 "$out/order-real-$run.log")"
+        done
+        python3 benchmarks/agreement.py stability "$out/order-real-1.json" "$out/order-real-2.json" \
+            || failed=1
     fi
 fi
 

@@ -23,6 +23,7 @@ from pytest_kernelbench import (
     correctness,
     faults,
     loading,
+    ordering,
     precision,
     roofline,
     timing,
@@ -227,6 +228,8 @@ class Evaluator:
             if outcome is not None and trials.upstream_correct is not True:
                 break  # upstream's verdict is settled too
         record["upstream"] = {**record["upstream"], "correct": trials.upstream_correct}
+        if outcome is None and self.settings.order_trials and self.device.startswith("cuda"):
+            outcome = trials.order_trials()
         if outcome is not None:
             return outcome
         record.update(correct=True, status=faults.PASSED, error=None)
@@ -780,7 +783,8 @@ class _Trials:
         ev, case, record = self.evaluator, self.case, self.record
         seed = ev._input_seed(trial)
         expected = ev._reference_output(case, seed)
-        reply = ev._ask(record, "run", case, self.budget, input_seed=seed)
+        settle = ev.settings.order_trials and ev.device.startswith("cuda")
+        reply = ev._ask(record, "run", case, self.budget, input_seed=seed, settle_inputs=settle)
         if isinstance(reply, Fault):
             self.upstream_correct = False
             hint = graph_hint(record) if reply.status == faults.CUDA_ERROR and trial else ""
@@ -811,6 +815,25 @@ class _Trials:
         hint = stream_hint(record) if verdict.status == faults.CHEAT else ""
         return self._fail(verdict.status,
                           f"trial {trial} (input seed {seed}): {verdict.message}{hint}")
+
+    def order_trials(self) -> Outcome | None:
+        """After every trial passed: the stream-order trials (ordering.py) on fresh inputs, the
+        second only for a candidate that made streams of its own. Ours only: upstream's rules
+        know no such trial."""
+        ev, case, record = self.evaluator, self.case, self.record
+        seed = ev._input_seed(ev.settings.trials)
+        for order in ordering.ORDERS:
+            reply = ev._ask(record, "run", case, self.budget, input_seed=seed, order=order)
+            if isinstance(reply, Fault):
+                return self._fail(reply.status, f"{order} trial: {reply.message}", reply.details)
+            self.budget = max(self.budget - reply.wall_s, 0.001)
+            verdict = ev._judge(case, seed, reply.value)
+            if verdict is not None:
+                return self._fail(faults.RACE, f"{ordering.describe(order)} ({order} trial, "
+                                  f"input seed {seed}: {verdict.message})")
+            if not reply.header.get("streams"):
+                return None
+        return None
 
     def _fail(self, status: str, message: str, details: str = "") -> Outcome | None:
         if self.failed:  # a trial run for upstream's verdict only

@@ -27,6 +27,8 @@ STRUCTURE_MISMATCH = "structure_mismatch"
 NAN_INF = "nan_inf"
 MUTATED_INPUT = "mutated_input"
 CHEAT = "cheat"
+# Right when its work is waited for, wrong when the caller's stream is not (ordering.py).
+RACE = "race"
 # Of any stage: candidate code tried what its confinement refuses (confine.py).
 SANDBOX_VIOLATION = "sandbox_violation"
 # Statuses of the speed stage.

@@ -23,7 +23,7 @@ from pytest_kernelbench.discovery import Case
 VERDICT_SETTINGS = ("p", "trials", "atol", "rtol", "precision", "tolerance", "tf32", "mode",
                     "timeout_s", "seed", "time_budget_s", "min_rounds", "flag_speedup",
                     "require_kernel", "timing", "target_rse", "baseline", "upstream_rules",
-                    "allow_input_changes", "confine")
+                    "allow_input_changes", "order_trials", "confine")
 
 
 class ResumeError(Exception):

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pytest_kernelbench import builds, confine, faults, kernels, loading, nested, timing, wire
+from pytest_kernelbench import builds, confine, faults, kernels, loading, nested, ordering, timing, wire
 
 
 @dataclass
@@ -99,6 +99,8 @@ class Worker:
         init_args = loading.make_init_args(problem, seed, device)
         loading.warm_libraries(device)
         candidate_path = request["candidate"]
+        if device.startswith("cuda"):
+            ordering.track_streams()  # before the candidate can make any
         builds.echo_build_errors()  # a build in this process leaves its compiler lines in the log
         if os.environ.get("TORCH_EXTENSIONS_DIR"):
             builds.replay_failure(Path(os.environ["TORCH_EXTENSIONS_DIR"]))
@@ -119,13 +121,21 @@ class Worker:
         """One correctness trial: the output, and the inputs as the candidate left them."""
         device = request["device"]
         inputs = loading.make_inputs(loaded.problem, request["input_seed"], device)
-        output = guarded(lambda: forward(loaded.model, inputs, device), "forward",
-                         request["candidate"])
+        order = request.get("order")
+        if order:  # a stream-order trial (ordering.py)
+            run = lambda: ordering.ordered_forward(loaded.model, inputs, device, order)  # noqa: E731
+        else:
+            if request.get("settle_inputs"):  # ordering is left to the order trials
+                loading.synchronize(device)
+            run = lambda: forward(loaded.model, inputs, device)  # noqa: E731
+        output = guarded(run, "forward", request["candidate"])
         blobs: list[bytes] = []
         keep_alive = self.shared if request.get("cuda_ipc") else None
+        streams = len(ordering.own_streams(device)) if device.startswith("cuda") else 0
         return {"ok": True, "output": wire.encode_value(output, blobs, keep_alive),
                 "inputs_after": wire.encode_value(tensors_only(inputs), blobs, keep_alive),
-                "extensions": extension_libraries(), "tf32": loading.tf32_switched_on()}, blobs
+                "extensions": extension_libraries(), "tf32": loading.tf32_switched_on(),
+                "streams": streams}, blobs
 
     def time(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
         """Baseline and candidate in turns, on input buffers refilled before every call.

@@ -1,0 +1,65 @@
+"""Stream-order trials: how their replies become verdicts (the trials themselves need a GPU; the
+GPU script's `order` section runs them on candidates/stream-order)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_kernelbench import faults, ordering
+from pytest_kernelbench.correctness import Verdict
+from pytest_kernelbench.evaluation import _Trials
+from pytest_kernelbench.sandbox import Fault, Reply
+
+RIGHT, WRONG = "right", "wrong"
+
+
+def trials_answering(replies: dict[str, Reply | Fault]):
+    """_Trials over a stand-in evaluator whose worker answers each order with replies[order]."""
+    asked: list[str] = []
+
+    def ask(record, op, case, budget, input_seed, order):
+        asked.append(order)
+        return replies[order]
+
+    def judge(case, seed, value):
+        return None if value == RIGHT else Verdict(faults.MISMATCH, "output: 9 of 9 differ")
+
+    evaluator = SimpleNamespace(_ask=ask, _judge=judge, _input_seed=lambda t: 1000 + t,
+                                settings=SimpleNamespace(timeout_s=10.0, trials=5))
+    return _Trials(evaluator, case=None, record={"upstream": {}}), asked
+
+
+def answer(value: str, streams: int = 0) -> Reply:
+    return Reply(header={"ok": True, "streams": streams}, value=value)
+
+
+def test_an_output_read_before_its_inputs_were_written_is_a_race():
+    trials, asked = trials_answering({"inputs_late": answer(WRONG, streams=1)})
+    outcome = trials.order_trials()
+    assert outcome.status == faults.RACE and asked == ["inputs_late"]
+    assert "read them before they were written" in outcome.message
+    assert "input seed 1005" in outcome.message and trials.record["status"] == faults.RACE
+
+
+def test_a_caller_that_does_not_wait_for_the_candidates_streams_is_a_race():
+    trials, asked = trials_answering({"inputs_late": answer(RIGHT, streams=2),
+                                      "own_streams_late": answer(WRONG, streams=2)})
+    outcome = trials.order_trials()
+    assert outcome.status == faults.RACE and asked == list(ordering.ORDERS)
+    assert "not made to wait for them" in outcome.message
+
+
+@pytest.mark.parametrize("streams, orders", [(0, ["inputs_late"]), (1, list(ordering.ORDERS))])
+def test_an_ordered_candidate_passes_and_only_one_with_streams_gets_the_second_trial(streams,
+                                                                                     orders):
+    replies = {order: answer(RIGHT, streams) for order in ordering.ORDERS}
+    trials, asked = trials_answering(replies)
+    assert trials.order_trials() is None and asked == orders
+
+
+def test_a_fault_in_an_order_trial_keeps_its_own_status():
+    trials, _ = trials_answering({"inputs_late": Fault(faults.CUDA_ERROR, "illegal address")})
+    outcome = trials.order_trials()
+    assert outcome.status == faults.CUDA_ERROR and outcome.message.startswith("inputs_late trial")
