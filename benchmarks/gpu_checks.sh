@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu devices
-#         confine real upstream order"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
+#         confine real upstream order compile"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
@@ -41,6 +41,20 @@ run_eval() {  # $1: report name; the rest: pytest arguments
 if [[ " $sections " == *" eval "* ]]; then
     echo "== reference and example candidates on CUDA ($*)"
     run_eval gpu-report "$@"
+fi
+
+if [[ " $sections " == *" compile "* ]]; then
+    # The torch.compile set beside the reference set (issue: candidate sets that show the
+    # harness on real kernels): speedup over eager of each problem's compiled model.
+    echo "== torch.compile candidates ($*)"
+    start=$(date +%s)
+    timeout -s INT "${KB_EVAL_LIMIT:-540}" python3 -m pytest -p no:cacheprovider -q \
+        -n "${KB_WORKERS:-1}" --kb-device=cuda --kb-candidates=candidates/torch_compile \
+        --kb-report="$out/compile-report.json" --benchmark-max-time="${KB_TIME_BUDGET:-0.5}" \
+        "$@" >"$out/compile-run.log" 2>&1
+    echo "wall time: $(( $(date +%s) - start )) s"
+    tail -n 1 "$out/compile-run.log"
+    python3 benchmarks/summarize_report.py "$out/compile-report.json"
 fi
 
 if [[ " $sections " == *" repeat "* ]]; then

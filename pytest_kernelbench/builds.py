@@ -270,6 +270,12 @@ def discard(folder: Path) -> None:
         lib.unlink()
 
 
+def within(folder: Path, libraries: list[str]) -> list[str]:
+    """The libraries that lie in folder (a candidate may also build into a folder of its own)."""
+    root = folder.resolve()
+    return [lib for lib in libraries if Path(lib).resolve().is_relative_to(root)]
+
+
 EXTENSION_STATES = ("none", "built", "cached", "failed", "not_loaded")
 
 
@@ -357,6 +363,13 @@ def pretend_cuda() -> None:
 
     torch.cuda.is_available = lambda: True
     torch.cuda.device_count = lambda: 1
+    torch.cuda.current_device = lambda: 0
+    # The device being built for, as `TORCH_CUDA_ARCH_LIST` names it ("9.0"): generated code
+    # often builds only on a capability check (CUDA-L1's level-1 problem 6 does).
+    arch = os.environ.get("TORCH_CUDA_ARCH_LIST", "").split(";")[0].split()[0:1]
+    major, _, minor = (arch[0] if arch else "0.0").partition(".")
+    capability = (int(major) if major.isdigit() else 0, int(minor[:1]) if minor[:1].isdigit() else 0)
+    torch.cuda.get_device_capability = lambda device=None: capability
 
 
 def main(argv: list[str]) -> int:

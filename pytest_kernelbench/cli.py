@@ -6,8 +6,9 @@
     kernelbench-report plot -o DIR REPORT [REPORT ...]
 
 A REPORT is a JSON report (`--kb-report`) or the JSON-lines stream a run writes beside it as
-records settle (`.jsonl`, all that is left of a run that died). `merge` joins the reports of
-the shards of one run (`--kb-shard=I/N`) into one report with the same summary an unsharded run
+records settle (`.jsonl`, all that is left of a run that died), or upstream KernelBench's own
+`eval_results.json` (with `--upstream-level N` and, for speedups, `--upstream-baseline FILE`).
+`merge` joins the reports of the shards of one run (`--kb-shard=I/N`) into one report with the same summary an unsharded run
 gives; it refuses reports made with other verdict settings, or that disagree on a case.
 """
 
@@ -16,17 +17,33 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_kernelbench import report, resume, scoring, upstream
+from pytest_kernelbench import report, resume, scoring, upstream, upstream_results
 
 
 class MergeError(Exception):
     pass
 
 
-def load(path: Path) -> tuple[dict, list[dict]]:
-    """(the report without its records, or {} for a stream; the records)."""
+@dataclass(frozen=True)
+class UpstreamFiles:
+    """How to read upstream KernelBench's eval_results.json files (upstream_results.py)."""
+
+    level: int | None = None
+    baseline: Path | None = None
+    p: float = 1.0
+    rules: str = "main"  # the upstream version whose scripts wrote them
+
+
+def load(path: Path, files: UpstreamFiles = UpstreamFiles()) -> tuple[dict, list[dict]]:
+    """(the report without its records, or {} for a stream; the records). Upstream's own
+    eval_results.json is read as records too."""
+    if path.suffix == ".json" and path.is_file():
+        document = json.loads(path.read_text())
+        if upstream_results.is_eval_results(document):
+            return {"config": {"p": files.p}}, _upstream_records(path, document, files)
     records = resume.read_records(path)
     if path.suffix == ".jsonl":
         return {}, records
@@ -34,14 +51,32 @@ def load(path: Path) -> tuple[dict, list[dict]]:
     return {key: value for key, value in document.items() if key != "results"}, records
 
 
-def merge(paths: list[Path]) -> dict:
+def _upstream_records(path: Path, document: dict, files: UpstreamFiles) -> list[dict]:
+    if files.level is None:
+        raise ValueError(f"{path} is upstream KernelBench's eval_results.json, which does not say "
+                         "its level: give --upstream-level")
+    baseline = None
+    if files.baseline is not None:
+        try:
+            baseline = json.loads(files.baseline.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"--upstream-baseline {files.baseline}: {exc}") from None
+    try:
+        return upstream_results.records_from_eval_results(
+            document, files.level, upstream_results.set_name_for(path), baseline, files.p,
+            files.rules)
+    except upstream_results.UpstreamResultsError as exc:
+        raise ValueError(f"--upstream-baseline {files.baseline}: {exc}") from None
+
+
+def merge(paths: list[Path], files: UpstreamFiles = UpstreamFiles()) -> dict:
     """One report from several shards' reports (see the module docstring)."""
     head: dict = {}
     by_key: dict[tuple, tuple[Path, dict]] = {}
     settings: dict[str, Path] = {}
     builds: list = []
     for path in paths:
-        document, records = load(path)
+        document, records = load(path, files)
         head = head or document
         builds += document.get("builds") or []
         for record in records:
@@ -162,10 +197,24 @@ def main(argv: list[str] | None = None) -> int:
     drawn = commands.add_parser("plot", help="PNG plots of one or more reports (needs matplotlib)")
     drawn.add_argument("reports", nargs="+", type=Path)
     drawn.add_argument("-o", "--output", type=Path, required=True, help="folder for the PNGs")
+    for command in (summary, against, joined, drawn):
+        command.add_argument("--upstream-level", type=int, default=None, metavar="N",
+                             help="the level of upstream KernelBench eval_results.json files "
+                             "given as reports")
+        command.add_argument("--upstream-baseline", type=Path, default=None, metavar="FILE",
+                             help="upstream's eager timing file (results/timing/<hardware>/"
+                             "baseline_time_torch.json), for those files' speedups")
+        command.add_argument("--upstream-p", type=float, default=1.0, metavar="P",
+                             help="p for those files' passed/slower (default: 1)")
+        command.add_argument("--upstream-version", choices=("v0", "main"), default="main",
+                             help="the upstream version that wrote those files (default: main)")
     args = parser.parse_args(argv)
+    files = UpstreamFiles(args.upstream_level, args.upstream_baseline, args.upstream_p,
+                          args.upstream_version)
     if args.command == "compare":
         try:
-            lines, regressed = compare(load(args.before)[1], load(args.after)[1], args.threshold)
+            lines, regressed = compare(load(args.before, files)[1], load(args.after, files)[1],
+                                       args.threshold)
         except (resume.ResumeError, OSError, ValueError) as exc:
             print(f"kernelbench-report: {exc}", file=sys.stderr)
             return 2
@@ -173,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
               f"than {args.threshold:.0%}")
         return 1 if regressed and args.fail_on_regression else 0
     try:
-        merged = merge(args.reports)
+        merged = merge(args.reports, files)
     except (MergeError, resume.ResumeError, OSError, ValueError) as exc:
         print(f"kernelbench-report: {exc}", file=sys.stderr)
         return 2

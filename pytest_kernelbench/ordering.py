@@ -25,7 +25,7 @@ ORDERS = ("inputs_late", "own_streams_late")
 # than launching a forward pass takes on the host.
 DELAY_CYCLES = 100_000_000
 
-_STREAMS: list[weakref.ref] = []
+_STREAMS: list = []  # weak references (or holders) of the streams made
 
 
 def track_streams() -> None:
@@ -39,7 +39,10 @@ def track_streams() -> None:
 
     def tracked_new(cls, *args, **kwargs):
         stream = make(cls, *args, **kwargs)
-        _STREAMS.append(weakref.ref(stream))
+        try:
+            _STREAMS.append(weakref.ref(stream))
+        except TypeError:  # no weak references to this type: hold it (streams are pooled)
+            _STREAMS.append(lambda: stream)
         return stream
 
     stream_class.__new__ = staticmethod(tracked_new)  # type: ignore[method-assign]

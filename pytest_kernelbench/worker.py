@@ -99,7 +99,7 @@ class Worker:
         init_args = loading.make_init_args(problem, seed, device)
         loading.warm_libraries(device)
         candidate_path = request["candidate"]
-        if device.startswith("cuda"):
+        if request.get("order_trials") and device.startswith("cuda"):
             ordering.track_streams()  # before the candidate can make any
         builds.echo_build_errors()  # a build in this process leaves its compiler lines in the log
         if os.environ.get("TORCH_EXTENSIONS_DIR"):
@@ -131,7 +131,7 @@ class Worker:
         output = guarded(run, "forward", request["candidate"])
         blobs: list[bytes] = []
         keep_alive = self.shared if request.get("cuda_ipc") else None
-        streams = len(ordering.own_streams(device)) if device.startswith("cuda") else 0
+        streams = len(ordering.own_streams(device)) if request.get("order_trials") else 0
         return {"ok": True, "output": wire.encode_value(output, blobs, keep_alive),
                 "inputs_after": wire.encode_value(tensors_only(inputs), blobs, keep_alive),
                 "extensions": extension_libraries(), "tf32": loading.tf32_switched_on(),
@@ -284,9 +284,12 @@ def forward(model, inputs: list, device: str):
 
 
 def extension_libraries() -> list[str]:
-    """Shared libraries from this candidate's build folder that the process has loaded (Linux:
-    /proc/self/maps); a built extension missing here was never loaded: the candidate runs
-    without it."""
+    """Shared libraries the candidate built that the process has loaded (Linux:
+    /proc/self/maps): from its build folder, or from a folder of its own choosing in the
+    temporary or cache folders (generated code often builds into `tempfile.mkdtemp()`). A built
+    extension missing here was never loaded: the candidate runs without it."""
+    import tempfile
+
     folder = os.environ.get("TORCH_EXTENSIONS_DIR")
     if not folder:
         return []
@@ -295,8 +298,11 @@ def extension_libraries() -> list[str]:
             paths = {line.split(maxsplit=5)[-1].strip() for line in maps if ".so" in line}
     except OSError:
         return []
-    root = os.path.join(os.path.realpath(folder), "")
-    return sorted(path for path in paths if os.path.realpath(path).startswith(root))
+    roots = [os.path.join(os.path.realpath(where), "") for where in
+             (folder, tempfile.gettempdir(),
+              os.path.join(os.path.expanduser("~"), ".cache", "torch_extensions"))]
+    return sorted(path for path in paths
+                  if any(os.path.realpath(path).startswith(root) for root in roots))
 
 
 def tensors_only(values: list) -> list:

@@ -237,6 +237,12 @@ def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_comp
     assert "main.cpp:6:22: error" in retried["extension_error"]
 
 
+def test_an_extension_built_into_a_temporary_folder_of_its_own_counts_as_built(kb):
+    kb.run("tmp_build", args=("--kb-level=1", "--kb-timeout=600", "--kb-trials=1", "--kb-p=0"))
+    record = kb.records()[("tmp_build", 2, "s0")]
+    assert record["correct"] and record["extension"] == "built", record["extension_error"]
+
+
 def test_a_candidate_that_builds_in_its_constructor_is_built_ahead(kb):
     result = kb.run("init_ext", args=("--kb-level=1", "--kb-timeout=600", "--kb-trials=1",
                                       "--kb-p=0"))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,36 @@ def test_problem_matches_the_upstream_facts(problem):
         # A documented change may resize the workload, never rename or drop parameters.
         assert [name for name, _ in layout] == [name for name, _ in facts["params"]["layout"]] \
             or sorted(n for n, _ in layout) == sorted(n for n, _ in facts["params"]["layout"])
+
+
+@pytest.mark.parametrize("set_name", ["reference", "torch_compile"])
+def test_the_generated_candidate_sets_are_in_sync_with_the_problems(set_name):
+    spec = importlib.util.spec_from_file_location("make_candidate_sets",
+                                                  ROOT / "tools" / "make_candidate_sets.py")
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    folder = ROOT / "candidates" / set_name
+    expected = tool.expected_files(PROBLEMS, tool.SETS[set_name])
+    on_disk = {path.relative_to(folder): path.read_text() for path in folder.glob("level*/*.py")}
+    stale = sorted(str(path) for path in expected.keys() ^ on_disk.keys())
+    changed = sorted(str(path) for path in expected.keys() & on_disk.keys()
+                     if expected[path] != on_disk[path])
+    assert not stale and not changed, \
+        f"run python tools/make_candidate_sets.py: {(stale + changed)[:5]}"
+
+
+def test_a_torch_compile_candidate_draws_the_references_weights_and_answers_alike():
+    # The compiled set wraps the problem's own Model; compiling itself is not exercised here
+    # (it takes a C++ toolchain and tens of seconds per problem on a CPU).
+    problem = import_file(PROBLEMS / "level2" / "12_Gemm_Multiply_LeakyReLU.py", "kb_p")
+    candidate = import_file(ROOT / "candidates" / "torch_compile" / "level2" /
+                            "12_Gemm_Multiply_LeakyReLU.py", "kb_c")
+    torch.manual_seed(0)
+    reference = problem.Model(*problem.get_init_inputs())
+    torch.manual_seed(0)
+    wrapped = candidate.ModelNew(*problem.get_init_inputs())
+    wrapped.compiled = wrapped.compiled._orig_mod  # the module torch.compile wraps, uncompiled
+    inputs = problem.get_inputs()
+    with torch.no_grad():
+        assert torch.equal(reference(*inputs), wrapped(*inputs))

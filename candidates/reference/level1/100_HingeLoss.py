@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/100_HingeLoss.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/100_HingeLoss.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Hinge loss mean(clamp(1 - predictions * targets, min=0)) with +/-1 targets."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/10_3D_tensor_matrix_multiplication.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/10_3D_tensor_matrix_multiplication.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Multiplication of a 3D tensor (N, M, K) by a matrix (K, L) over the last dimension."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/11_4D_tensor_matrix_multiplication.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/11_4D_tensor_matrix_multiplication.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """4D tensor-matrix multiplication C[b, i, j, k] = sum_l A[b, i, j, l] * B[l, k]."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/12_Matmul_with_diagonal_matrices_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/12_Matmul_with_diagonal_matrices_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Multiplication of a diagonal matrix, given by its diagonal, with a dense matrix."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/13_Matmul_for_symmetric_matrices.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/13_Matmul_for_symmetric_matrices.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Matrix multiplication of two symmetric N x N matrices."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/14_Matmul_for_upper_triangular_matrices.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/14_Matmul_for_upper_triangular_matrices.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Matrix multiplication of two upper triangular N x N matrices."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/16_Matmul_with_transposed_A.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/16_Matmul_with_transposed_A.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Matrix multiplication C = A.T @ B with A stored as (K, M)."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/17_Matmul_with_transposed_B.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/17_Matmul_with_transposed_B.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Matrix multiplication C = A @ B.T with B stored as (N, K)."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/18_Matmul_with_transposed_both.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/18_Matmul_with_transposed_both.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Matrix multiplication C = A.T @ B.T with A stored as (K, M) and B as (N, K)."""
 
 import torch

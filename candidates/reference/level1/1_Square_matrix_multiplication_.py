@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/1_Square_matrix_multiplication_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/1_Square_matrix_multiplication_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Square matrix multiplication C = A @ B with N x N operands."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/25_Swish.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/25_Swish.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Elementwise Swish (SiLU) activation x * sigmoid(x)."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/27_SELU_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/27_SELU_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Elementwise SELU activation."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/29_Softplus.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/29_Softplus.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Elementwise Softplus activation."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/2_Standard_matrix_multiplication_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/2_Standard_matrix_multiplication_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Matrix multiplication C = A @ B with A of shape (M, K) and B of shape (K, N)."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/32_HardTanh.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/32_HardTanh.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Elementwise HardTanh activation clamping to [-1, 1]."""
 
 import torch

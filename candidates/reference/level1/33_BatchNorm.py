@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/33_BatchNorm.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/33_BatchNorm.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D batch normalization of a (N, C, H, W) tensor."""
 
 import torch

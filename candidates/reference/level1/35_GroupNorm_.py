@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/35_GroupNorm_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/35_GroupNorm_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Group normalization of a (N, C, H, W) tensor."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/36_RMSNorm_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/36_RMSNorm_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """RMS normalization over the channel dimension of a (N, C, H, W) tensor."""
 
 import torch

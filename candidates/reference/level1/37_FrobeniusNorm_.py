@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/37_FrobeniusNorm_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/37_FrobeniusNorm_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Normalization of a whole tensor by its Frobenius norm."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/39_L2Norm_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/39_L2Norm_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Row-wise L2 normalization."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/3_Batched_matrix_multiplication.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/3_Batched_matrix_multiplication.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Batched matrix multiplication C[b] = A[b] @ B[b]."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/40_LayerNorm.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/40_LayerNorm.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Layer normalization over the (C, H, W) dimensions of a (N, C, H, W) tensor."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/42_Max_Pooling_2D.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/42_Max_Pooling_2D.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D max pooling with padding and dilation."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/43_Max_Pooling_3D.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/43_Max_Pooling_3D.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D max pooling with stride, padding and dilation."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/44_Average_Pooling_1D.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/44_Average_Pooling_1D.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """1D average pooling with padding."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/46_Average_Pooling_3D.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/46_Average_Pooling_3D.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D average pooling with stride and padding."""
 
 import torch

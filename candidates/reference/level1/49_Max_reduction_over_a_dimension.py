@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/49_Max_reduction_over_a_dimension.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/49_Max_reduction_over_a_dimension.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Max reduction over one dimension."""
 
 import torch

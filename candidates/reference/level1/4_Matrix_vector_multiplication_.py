@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/4_Matrix_vector_multiplication_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/4_Matrix_vector_multiplication_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Matrix-vector multiplication of an (M, K) matrix with a (K, 1) column vector."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/50_conv_standard_2D__square_input__square_kernel.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/50_conv_standard_2D__square_input__square_kernel.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Standard 2D convolution (AlexNet first layer: 3->96 channels, 11x11 kernel, stride 4)."""
 
 import torch

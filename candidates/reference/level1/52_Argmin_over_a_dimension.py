@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/52_Argmin_over_a_dimension.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/52_Argmin_over_a_dimension.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Argmin of a 3D tensor over one dimension."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/55_conv_standard_2D__asymmetric_input__square_kernel.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/55_conv_standard_2D__asymmetric_input__square_kernel.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Standard 2D convolution on a non-square input with a square kernel."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/58_conv_transposed_3D__asymmetric_input__asymmetric_kernel.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/58_conv_transposed_3D__asymmetric_input__asymmetric_kernel.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 3D convolution on a non-cubic input with a non-cubic kernel."""
 
 import torch

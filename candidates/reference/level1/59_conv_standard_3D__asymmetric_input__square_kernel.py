@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/59_conv_standard_3D__asymmetric_input__square_kernel.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/59_conv_standard_3D__asymmetric_input__square_kernel.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Standard 3D convolution on a flat volume with a square (k x k x 1) kernel."""
 
 import torch

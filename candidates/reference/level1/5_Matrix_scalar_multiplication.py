@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/5_Matrix_scalar_multiplication.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/5_Matrix_scalar_multiplication.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Multiplication of an (M, N) matrix by a Python scalar."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/61_conv_transposed_3D__square_input__square_kernel.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/61_conv_transposed_3D__square_input__square_kernel.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 3D convolution on a cubic input with a cubic kernel."""
 
 import torch

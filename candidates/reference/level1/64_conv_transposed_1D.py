@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/64_conv_transposed_1D.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/64_conv_transposed_1D.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 1D convolution."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/65_conv_transposed_2D__square_input__asymmetric_kernel.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/65_conv_transposed_2D__square_input__asymmetric_kernel.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 2D convolution on a square input with a non-square kernel."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/67_conv_standard_1D.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/67_conv_standard_1D.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Standard 1D convolution."""
 
 import torch

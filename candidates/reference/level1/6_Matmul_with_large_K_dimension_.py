@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/6_Matmul_with_large_K_dimension_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/6_Matmul_with_large_K_dimension_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Matrix multiplication with a small (M, N) output and a very large reduction dimension K."""
 
 import torch

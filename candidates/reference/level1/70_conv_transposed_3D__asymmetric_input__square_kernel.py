@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/70_conv_transposed_3D__asymmetric_input__square_kernel.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/70_conv_transposed_3D__asymmetric_input__square_kernel.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 3D convolution with a cubic kernel."""
 
 import torch

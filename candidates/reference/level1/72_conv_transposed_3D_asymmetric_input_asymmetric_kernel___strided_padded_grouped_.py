@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/72_conv_transposed_3D_asymmetric_input_asymmetric_kernel___strided_padded_grouped_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/72_conv_transposed_3D_asymmetric_input_asymmetric_kernel___strided_padded_grouped_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Strided, padded, grouped transposed 3D convolution with a non-cubic kernel."""
 
 import torch

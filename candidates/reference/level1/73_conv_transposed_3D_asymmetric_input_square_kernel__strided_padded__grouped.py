@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/73_conv_transposed_3D_asymmetric_input_square_kernel__strided_padded__grouped.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/73_conv_transposed_3D_asymmetric_input_square_kernel__strided_padded__grouped.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Strided, padded transposed 3D convolution with a cubic kernel."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/74_conv_transposed_1D_dilated.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/74_conv_transposed_1D_dilated.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Dilated transposed 1D convolution."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/75_conv_transposed_2D_asymmetric_input_asymmetric_kernel_strided__grouped____padded____dilated__.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/75_conv_transposed_2D_asymmetric_input_asymmetric_kernel_strided__grouped____padded____dilated__.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Strided, grouped, padded, dilated transposed 2D convolution with a non-square kernel."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/76_conv_standard_1D_dilated_strided__.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/76_conv_standard_1D_dilated_strided__.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Strided, dilated standard 1D convolution."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/77_conv_transposed_3D_square_input_square_kernel___padded____dilated____strided__.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/77_conv_transposed_3D_square_input_square_kernel___padded____dilated____strided__.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Padded, dilated, strided transposed 3D convolution with a cubic kernel."""
 
 import torch

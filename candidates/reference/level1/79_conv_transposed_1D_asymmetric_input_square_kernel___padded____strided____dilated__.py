@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/79_conv_transposed_1D_asymmetric_input_square_kernel___padded____strided____dilated__.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/79_conv_transposed_1D_asymmetric_input_square_kernel___padded____strided____dilated__.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Padded, strided, dilated transposed 1D convolution."""
 
 import torch

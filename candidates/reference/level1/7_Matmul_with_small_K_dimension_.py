@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/7_Matmul_with_small_K_dimension_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/7_Matmul_with_small_K_dimension_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Matrix multiplication with a large (M, N) output and a small reduction dimension K."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/80_conv_standard_2D_square_input_asymmetric_kernel___dilated____padded__.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/80_conv_standard_2D_square_input_asymmetric_kernel___dilated____padded__.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Dilated, padded standard 2D convolution on a square input with a non-square kernel."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/81_conv_transposed_2D_asymmetric_input_square_kernel___dilated____padded____strided__.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/81_conv_transposed_2D_asymmetric_input_square_kernel___dilated____padded____strided__.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Dilated, padded, strided transposed 2D convolution with a square kernel."""
 
 import torch

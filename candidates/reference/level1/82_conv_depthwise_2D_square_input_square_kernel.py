@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/82_conv_depthwise_2D_square_input_square_kernel.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/82_conv_depthwise_2D_square_input_square_kernel.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Depthwise 2D convolution on a square input with a square kernel."""
 
 import torch

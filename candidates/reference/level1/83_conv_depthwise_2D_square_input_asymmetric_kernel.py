@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/83_conv_depthwise_2D_square_input_asymmetric_kernel.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/83_conv_depthwise_2D_square_input_asymmetric_kernel.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Depthwise 2D convolution on a square input with a (kernel_size x 1) kernel."""
 
 import torch

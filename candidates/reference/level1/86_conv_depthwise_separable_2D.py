@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/86_conv_depthwise_separable_2D.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/86_conv_depthwise_separable_2D.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Depthwise-separable 2D convolution: depthwise conv followed by a 1x1 pointwise conv."""
 
 import torch

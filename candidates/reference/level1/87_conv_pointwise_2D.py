@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/87_conv_pointwise_2D.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/87_conv_pointwise_2D.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Pointwise (1x1) 2D convolution."""
 
 import torch

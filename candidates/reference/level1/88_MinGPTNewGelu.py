@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/88_MinGPTNewGelu.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/88_MinGPTNewGelu.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """GELU with the tanh approximation, written out as in minGPT (NewGELU)."""
 
 import math

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/90_cumprod.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/90_cumprod.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Inclusive prefix product along one dimension."""
 
 import torch

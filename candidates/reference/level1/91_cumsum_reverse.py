@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/91_cumsum_reverse.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/91_cumsum_reverse.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Reverse (suffix) cumulative sum along one dimension."""
 
 import torch

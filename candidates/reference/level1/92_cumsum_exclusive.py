@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/92_cumsum_exclusive.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/92_cumsum_exclusive.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Exclusive prefix sum along one dimension."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/93_masked_cumsum.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/93_masked_cumsum.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Cumulative sum of the elements selected by a boolean mask."""
 
 import torch

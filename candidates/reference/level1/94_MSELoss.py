@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/94_MSELoss.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/94_MSELoss.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Mean squared error between predictions and targets."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/96_HuberLoss.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/96_HuberLoss.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Huber (smooth L1) loss between predictions and targets."""
 
 import torch

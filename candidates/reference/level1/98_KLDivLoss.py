@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/98_KLDivLoss.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/98_KLDivLoss.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """KL divergence between two row-wise probability distributions."""
 
 import torch

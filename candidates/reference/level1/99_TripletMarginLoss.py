@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/99_TripletMarginLoss.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/99_TripletMarginLoss.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Triplet margin loss over (anchor, positive, negative) embeddings."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level1/9_Tall_skinny_matrix_multiplication_.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level1/9_Tall_skinny_matrix_multiplication_.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Outer-product-like matrix multiplication of a tall (M, N) and a wide (N, M) matrix."""
 
 import torch

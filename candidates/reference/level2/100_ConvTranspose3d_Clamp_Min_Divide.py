@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/100_ConvTranspose3d_Clamp_Min_Divide.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/100_ConvTranspose3d_Clamp_Min_Divide.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D transposed convolution, clamp from below, then divide by a constant."""
 
 import torch

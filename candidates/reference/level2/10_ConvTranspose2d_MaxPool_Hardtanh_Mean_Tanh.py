@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/10_ConvTranspose2d_MaxPool_Hardtanh_Mean_Tanh.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/10_ConvTranspose2d_MaxPool_Hardtanh_Mean_Tanh.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 2D convolution, max pooling, hardtanh, spatial mean and tanh."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/13_ConvTranspose3d_Mean_Add_Softmax_Tanh_Scaling.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/13_ConvTranspose3d_Mean_Add_Softmax_Tanh_Scaling.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 3D convolution, depth mean, bias add, channel softmax, tanh and scaling."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/14_Gemm_Divide_Sum_Scaling.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/14_Gemm_Divide_Sum_Scaling.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Matrix multiply with a weight, divide, row sum, then scaling."""
 
 import torch

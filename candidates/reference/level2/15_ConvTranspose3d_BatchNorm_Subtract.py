@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/15_ConvTranspose3d_BatchNorm_Subtract.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/15_ConvTranspose3d_BatchNorm_Subtract.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 3D convolution, batch norm, then subtraction of the spatial mean."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/16_ConvTranspose2d_Mish_Add_Hardtanh_Scaling.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/16_ConvTranspose2d_Mish_Add_Hardtanh_Scaling.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 2D convolution, Mish, add a constant, hardtanh, then scaling."""
 
 import torch

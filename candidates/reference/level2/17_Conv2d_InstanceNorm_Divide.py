@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/17_Conv2d_InstanceNorm_Divide.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/17_Conv2d_InstanceNorm_Divide.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, instance norm, then division by a constant."""
 
 import torch

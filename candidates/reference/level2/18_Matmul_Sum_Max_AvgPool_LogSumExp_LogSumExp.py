@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer followed by a row sum, max, mean and two logsumexp reductions."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/19_ConvTranspose2d_GELU_GroupNorm.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/19_ConvTranspose2d_GELU_GroupNorm.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 2D convolution, GELU, then group norm."""
 
 import torch

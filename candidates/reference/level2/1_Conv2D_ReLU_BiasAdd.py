@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/1_Conv2D_ReLU_BiasAdd.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/1_Conv2D_ReLU_BiasAdd.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, ReLU, then a learned per-channel bias add."""
 
 import torch

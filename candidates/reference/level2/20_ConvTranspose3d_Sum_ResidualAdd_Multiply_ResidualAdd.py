@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/20_ConvTranspose3d_Sum_ResidualAdd_Multiply_ResidualAdd.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/20_ConvTranspose3d_Sum_ResidualAdd_Multiply_ResidualAdd.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 3D convolution followed by bias add and residual add/multiply/add steps."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/21_Conv2d_Add_Scale_Sigmoid_GroupNorm.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/21_Conv2d_Add_Scale_Sigmoid_GroupNorm.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, bias add, scaling, sigmoid, then group norm."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/22_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/22_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, scaling, residual add, clamp, row logsumexp, then x * mish(x)."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/23_Conv3d_GroupNorm_Mean.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/23_Conv3d_GroupNorm_Mean.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D convolution, group norm, then the mean over all non-batch dims."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/24_Conv3d_Min_Softmax.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/24_Conv3d_Min_Softmax.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D convolution, min over a dimension, then channel softmax."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/25_Conv2d_Min_Tanh_Tanh.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/25_Conv2d_Min_Tanh_Tanh.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, min over channels, then two tanh activations."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/26_ConvTranspose3d_Add_HardSwish.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/26_ConvTranspose3d_Add_HardSwish.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 3D convolution, add a second input, then x * hardswish(x)."""
 
 import torch

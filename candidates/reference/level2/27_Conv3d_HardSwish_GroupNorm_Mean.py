@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/27_Conv3d_HardSwish_GroupNorm_Mean.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/27_Conv3d_HardSwish_GroupNorm_Mean.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D convolution, HardSwish, group norm, then the spatial mean."""
 
 import torch

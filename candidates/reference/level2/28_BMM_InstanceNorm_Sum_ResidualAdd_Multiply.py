@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/28_BMM_InstanceNorm_Sum_ResidualAdd_Multiply.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/28_BMM_InstanceNorm_Sum_ResidualAdd_Multiply.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, instance norm over features, then add and multiply by a second input."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/29_Matmul_Mish_Mish.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/29_Matmul_Mish_Mish.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer followed by two Mish activations."""
 
 import torch

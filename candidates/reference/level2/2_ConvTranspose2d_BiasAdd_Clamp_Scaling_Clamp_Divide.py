@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/2_ConvTranspose2d_BiasAdd_Clamp_Scaling_Clamp_Divide.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/2_ConvTranspose2d_BiasAdd_Clamp_Scaling_Clamp_Divide.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 2D convolution followed by bias add, clamp, scale, clamp and divide."""
 
 import torch

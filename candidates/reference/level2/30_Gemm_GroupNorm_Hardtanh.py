@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/30_Gemm_GroupNorm_Hardtanh.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/30_Gemm_GroupNorm_Hardtanh.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """GEMM, group norm, then hardtanh."""
 
 import torch

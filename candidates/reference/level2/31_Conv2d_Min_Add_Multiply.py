@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/31_Conv2d_Min_Add_Multiply.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/31_Conv2d_Min_Add_Multiply.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, elementwise min with a constant, bias add, then scaling."""
 
 import torch

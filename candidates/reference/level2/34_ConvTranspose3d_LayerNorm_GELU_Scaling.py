@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/34_ConvTranspose3d_LayerNorm_GELU_Scaling.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/34_ConvTranspose3d_LayerNorm_GELU_Scaling.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 3D convolution, layer norm, GELU, then scaling."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/35_Conv2d_Subtract_HardSwish_MaxPool_Mish.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/35_Conv2d_Subtract_HardSwish_MaxPool_Mish.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, subtract a constant, HardSwish, max pooling, then Mish."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/36_ConvTranspose2d_Min_Sum_GELU_Add.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/36_ConvTranspose2d_Min_Sum_GELU_Add.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 2D convolution, channel min, height sum, GELU, then a bias add."""
 
 import torch

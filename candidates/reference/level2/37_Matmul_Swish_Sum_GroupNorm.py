@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/37_Matmul_Swish_Sum_GroupNorm.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/37_Matmul_Swish_Sum_GroupNorm.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, Swish, bias add, then group norm."""
 
 import torch

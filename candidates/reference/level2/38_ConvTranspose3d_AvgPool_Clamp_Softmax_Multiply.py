@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/38_ConvTranspose3d_AvgPool_Clamp_Softmax_Multiply.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/38_ConvTranspose3d_AvgPool_Clamp_Softmax_Multiply.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 3D convolution, average pooling, clamp, channel softmax, then a learned scale."""
 
 import torch

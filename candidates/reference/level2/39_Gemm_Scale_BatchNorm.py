@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/39_Gemm_Scale_BatchNorm.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/39_Gemm_Scale_BatchNorm.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """GEMM, per-feature scaling, then batch norm."""
 
 import torch

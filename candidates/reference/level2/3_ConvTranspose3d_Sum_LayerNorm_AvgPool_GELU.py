@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/3_ConvTranspose3d_Sum_LayerNorm_AvgPool_GELU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/3_ConvTranspose3d_Sum_LayerNorm_AvgPool_GELU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 3D convolution, scalar add, LayerNorm, 3D average pooling and GELU."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/40_Matmul_Scaling_ResidualAdd.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/40_Matmul_Scaling_ResidualAdd.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, scaling, then a residual add of the unscaled result."""
 
 import torch

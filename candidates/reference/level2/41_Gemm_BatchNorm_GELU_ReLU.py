@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/41_Gemm_BatchNorm_GELU_ReLU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/41_Gemm_BatchNorm_GELU_ReLU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """GEMM, batch norm, GELU, then ReLU."""
 
 import torch

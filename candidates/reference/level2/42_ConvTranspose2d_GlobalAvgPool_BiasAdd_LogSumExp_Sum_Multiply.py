@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/42_ConvTranspose2d_GlobalAvgPool_BiasAdd_LogSumExp_Sum_Multiply.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/42_ConvTranspose2d_GlobalAvgPool_BiasAdd_LogSumExp_Sum_Multiply.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 2D convolution, global average pool, bias add, channel logsumexp, sum and scaling."""
 
 import torch

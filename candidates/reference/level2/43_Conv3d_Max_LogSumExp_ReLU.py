@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/43_Conv3d_Max_LogSumExp_ReLU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/43_Conv3d_Max_LogSumExp_ReLU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D convolution, max pooling, channel logsumexp, then ReLU."""
 
 import torch

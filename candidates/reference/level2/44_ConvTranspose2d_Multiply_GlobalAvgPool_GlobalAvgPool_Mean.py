@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/44_ConvTranspose2d_Multiply_GlobalAvgPool_GlobalAvgPool_Mean.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/44_ConvTranspose2d_Multiply_GlobalAvgPool_GlobalAvgPool_Mean.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 2D convolution, scaling, then two global average pools."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/45_Gemm_Sigmoid_LogSumExp.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/45_Gemm_Sigmoid_LogSumExp.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Two-layer MLP with a sigmoid in between, then a row logsumexp."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/46_Conv2d_Subtract_Tanh_Subtract_AvgPool.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/46_Conv2d_Subtract_Tanh_Subtract_AvgPool.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, subtract, tanh, subtract, then average pooling."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/47_Conv3d_Mish_Tanh.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/47_Conv3d_Mish_Tanh.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D convolution, Mish, then tanh."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/48_Conv3d_Scaling_Tanh_Multiply_Sigmoid.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/48_Conv3d_Scaling_Tanh_Multiply_Sigmoid.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D convolution, learned scaling, tanh, learned multiply, then sigmoid."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/49_ConvTranspose3d_Softmax_Sigmoid.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/49_ConvTranspose3d_Softmax_Sigmoid.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 3D convolution, channel softmax, then sigmoid."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/4_Conv2d_Mish_Mish.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/4_Conv2d_Mish_Mish.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution followed by two Mish activations."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/50_ConvTranspose3d_Scaling_AvgPool_BiasAdd_Scaling.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/50_ConvTranspose3d_Scaling_AvgPool_BiasAdd_Scaling.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 3D convolution, scaling, average pooling, bias add and a second scaling."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/51_Gemm_Subtract_GlobalAvgPool_LogSumExp_GELU_ResidualAdd.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/51_Gemm_Subtract_GlobalAvgPool_LogSumExp_GELU_ResidualAdd.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, subtract a learned vector, feature mean, logsumexp, GELU, add the input back."""
 
 import torch

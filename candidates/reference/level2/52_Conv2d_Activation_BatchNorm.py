@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/52_Conv2d_Activation_BatchNorm.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/52_Conv2d_Activation_BatchNorm.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, Mish-style activation tanh(softplus(x)) * x, then batch normalization."""
 
 import torch

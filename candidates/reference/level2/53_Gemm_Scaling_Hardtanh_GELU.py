@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/53_Gemm_Scaling_Hardtanh_GELU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/53_Gemm_Scaling_Hardtanh_GELU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, scale, Hardtanh, then GELU."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/54_Conv2d_Multiply_LeakyReLU_GELU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/54_Conv2d_Multiply_LeakyReLU_GELU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, multiply by a learned per-channel factor, LeakyReLU, then GELU."""
 
 import torch

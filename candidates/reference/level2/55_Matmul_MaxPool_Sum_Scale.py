@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/55_Matmul_MaxPool_Sum_Scale.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/55_Matmul_MaxPool_Sum_Scale.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, 1D max pooling over features, sum over features, then scale."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/56_Matmul_Sigmoid_Sum.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/56_Matmul_Sigmoid_Sum.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, sigmoid, then sum over the hidden dimension."""
 
 import torch

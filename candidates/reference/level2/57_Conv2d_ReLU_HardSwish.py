@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/57_Conv2d_ReLU_HardSwish.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/57_Conv2d_ReLU_HardSwish.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, ReLU, then HardSwish written as x * clamp((x + 3) / 6, 0, 1)."""
 
 import torch

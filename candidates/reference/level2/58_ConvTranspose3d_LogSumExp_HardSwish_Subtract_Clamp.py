@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/58_ConvTranspose3d_LogSumExp_HardSwish_Subtract_Clamp.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/58_ConvTranspose3d_LogSumExp_HardSwish_Subtract_Clamp.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D transposed conv, logsumexp over channels, hard-swish, subtract a bias, clamp to [-3, 3]."""
 
 import torch

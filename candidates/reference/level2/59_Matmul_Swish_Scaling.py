@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/59_Matmul_Swish_Scaling.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/59_Matmul_Swish_Scaling.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, Swish (x * sigmoid(x)), then scale."""
 
 import torch

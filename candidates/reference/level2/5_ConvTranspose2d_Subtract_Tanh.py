@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/5_ConvTranspose2d_Subtract_Tanh.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/5_ConvTranspose2d_Subtract_Tanh.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Transposed 2D convolution, subtract a learned bias, then tanh."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/60_ConvTranspose3d_Swish_GroupNorm_HardSwish.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/60_ConvTranspose3d_Swish_GroupNorm_HardSwish.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D transposed convolution, Swish, group normalization, then HardSwish."""
 
 import torch

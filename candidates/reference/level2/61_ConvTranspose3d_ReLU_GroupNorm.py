@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/61_ConvTranspose3d_ReLU_GroupNorm.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/61_ConvTranspose3d_ReLU_GroupNorm.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D transposed convolution without bias, ReLU, then group normalization."""
 
 import torch

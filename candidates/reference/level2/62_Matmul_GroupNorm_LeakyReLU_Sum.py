@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/62_Matmul_GroupNorm_LeakyReLU_Sum.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/62_Matmul_GroupNorm_LeakyReLU_Sum.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, group normalization, LeakyReLU, then add the result to itself."""
 
 import torch

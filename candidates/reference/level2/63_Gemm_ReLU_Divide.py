@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/63_Gemm_ReLU_Divide.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/63_Gemm_ReLU_Divide.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, ReLU, then divide by a constant."""
 
 import torch

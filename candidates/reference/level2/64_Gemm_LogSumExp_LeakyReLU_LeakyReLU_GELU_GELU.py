@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/64_Gemm_LogSumExp_LeakyReLU_LeakyReLU_GELU_GELU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/64_Gemm_LogSumExp_LeakyReLU_LeakyReLU_GELU_GELU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, logsumexp over features, two LeakyReLUs, then two GELUs."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/65_Conv2d_AvgPool_Sigmoid_Sum.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/65_Conv2d_AvgPool_Sigmoid_Sum.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, average pooling, sigmoid, then sum over channels and space."""
 
 import torch

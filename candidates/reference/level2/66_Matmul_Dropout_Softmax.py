@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/66_Matmul_Dropout_Softmax.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/66_Matmul_Dropout_Softmax.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, dropout, then softmax over features."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/67_Conv2d_GELU_GlobalAvgPool.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/67_Conv2d_GELU_GlobalAvgPool.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, GELU, then global average pooling to one value per channel."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/68_Matmul_Min_Subtract.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/68_Matmul_Min_Subtract.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, elementwise minimum with a learned scalar, then subtract that scalar."""
 
 import torch

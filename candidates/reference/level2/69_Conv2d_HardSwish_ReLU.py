@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/69_Conv2d_HardSwish_ReLU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/69_Conv2d_HardSwish_ReLU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, HardSwish, then ReLU."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/6_Conv3d_Softmax_MaxPool_MaxPool.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/6_Conv3d_Softmax_MaxPool_MaxPool.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D convolution, channel softmax, then two 3D max-pooling layers."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/71_Conv2d_Divide_LeakyReLU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/71_Conv2d_Divide_LeakyReLU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, divide by a constant, then LeakyReLU."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/72_ConvTranspose3d_BatchNorm_AvgPool_AvgPool.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/72_ConvTranspose3d_BatchNorm_AvgPool_AvgPool.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D transposed convolution, batch normalization, then two 2x2x2 average poolings."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/73_Conv2d_BatchNorm_Scaling.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/73_Conv2d_BatchNorm_Scaling.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, batch normalization, then scale."""
 
 import torch

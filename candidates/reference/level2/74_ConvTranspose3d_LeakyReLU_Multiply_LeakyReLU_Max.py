@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/74_ConvTranspose3d_LeakyReLU_Multiply_LeakyReLU_Max.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/74_ConvTranspose3d_LeakyReLU_Multiply_LeakyReLU_Max.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D transposed conv, LeakyReLU, learned per-channel multiply, LeakyReLU, then max pooling."""
 
 import torch

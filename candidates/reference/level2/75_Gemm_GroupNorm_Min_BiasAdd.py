@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/75_Gemm_GroupNorm_Min_BiasAdd.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/75_Gemm_GroupNorm_Min_BiasAdd.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, group normalization, minimum over features, then a broadcast bias add."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/76_Gemm_Add_ReLU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/76_Gemm_Add_ReLU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Bias-free linear layer, add a learned bias, then ReLU."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/77_ConvTranspose3d_Scale_BatchNorm_GlobalAvgPool.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/77_ConvTranspose3d_Scale_BatchNorm_GlobalAvgPool.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D transposed convolution, scale, batch normalization, then global average pooling."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/78_ConvTranspose3d_Max_Max_Sum.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/78_ConvTranspose3d_Max_Max_Sum.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D transposed convolution, two max poolings, then sum over channels."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/79_Conv3d_Multiply_InstanceNorm_Clamp_Multiply_Max.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/79_Conv3d_Multiply_InstanceNorm_Clamp_Multiply_Max.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D convolution, per-channel multiply, instance norm, clamp, multiply again, max over channels."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/7_Conv3d_ReLU_LeakyReLU_GELU_Sigmoid_BiasAdd.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/7_Conv3d_ReLU_LeakyReLU_GELU_Sigmoid_BiasAdd.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D convolution followed by ReLU, LeakyReLU, GELU, sigmoid and a bias add."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/80_Gemm_Max_Subtract_GELU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/80_Gemm_Max_Subtract_GELU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, max over one dimension, subtract the mean over features, then GELU."""
 
 import torch

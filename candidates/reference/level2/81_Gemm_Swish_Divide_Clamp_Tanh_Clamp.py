@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/81_Gemm_Swish_Divide_Clamp_Tanh_Clamp.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/81_Gemm_Swish_Divide_Clamp_Tanh_Clamp.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, Swish, divide by 2, clamp, tanh, clamp."""
 
 import torch

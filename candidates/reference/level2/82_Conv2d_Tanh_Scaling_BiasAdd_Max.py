@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/82_Conv2d_Tanh_Scaling_BiasAdd_Max.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/82_Conv2d_Tanh_Scaling_BiasAdd_Max.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, tanh, scale, add a learned per-channel bias, then max pooling."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/83_Conv3d_GroupNorm_Min_Clamp_Dropout.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/83_Conv3d_GroupNorm_Min_Clamp_Dropout.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D convolution, group normalization, elementwise minimum, clamp, then dropout."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/84_Gemm_BatchNorm_Scaling_Softmax.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/84_Gemm_BatchNorm_Scaling_Softmax.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, batch normalization, learned scalar scale, then softmax over features."""
 
 import torch

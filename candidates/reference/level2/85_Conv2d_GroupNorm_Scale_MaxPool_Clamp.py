@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/85_Conv2d_GroupNorm_Scale_MaxPool_Clamp.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/85_Conv2d_GroupNorm_Scale_MaxPool_Clamp.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D convolution, group normalization, learned per-channel scale, max pooling, then clamp."""
 
 import torch

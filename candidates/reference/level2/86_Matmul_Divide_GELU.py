@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/86_Matmul_Divide_GELU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/86_Matmul_Divide_GELU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, divide by a constant, then GELU."""
 
 import torch

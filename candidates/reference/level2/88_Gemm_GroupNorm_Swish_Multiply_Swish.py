@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/88_Gemm_GroupNorm_Swish_Multiply_Swish.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/88_Gemm_GroupNorm_Swish_Multiply_Swish.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, group normalization, Swish, multiply by a learned vector, Swish."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/89_ConvTranspose3d_MaxPool_Softmax_Subtract_Swish_Max.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/89_ConvTranspose3d_MaxPool_Softmax_Subtract_Swish_Max.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D transposed conv, max pooling, channel softmax, subtract a vector, Swish, channel max."""
 
 import torch

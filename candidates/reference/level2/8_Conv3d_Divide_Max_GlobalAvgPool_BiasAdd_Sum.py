@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/8_Conv3d_Divide_Max_GlobalAvgPool_BiasAdd_Sum.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/8_Conv3d_Divide_Max_GlobalAvgPool_BiasAdd_Sum.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D convolution, divide, max pooling, global average pooling, bias add and a channel sum."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/90_Conv3d_LeakyReLU_Sum_Clamp_GELU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/90_Conv3d_LeakyReLU_Sum_Clamp_GELU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D convolution, LeakyReLU, add a learned per-channel tensor, clamp, then GELU."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/91_ConvTranspose2d_Softmax_BiasAdd_Scaling_Sigmoid.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/91_ConvTranspose2d_Softmax_BiasAdd_Scaling_Sigmoid.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D transposed convolution, channel softmax, add a learned bias, scale, then sigmoid."""
 
 import torch

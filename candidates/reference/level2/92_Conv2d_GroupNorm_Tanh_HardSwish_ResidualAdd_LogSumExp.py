@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/92_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/92_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D conv, group norm, tanh, HardSwish, add the conv output back, logsumexp over channels."""
 
 import torch

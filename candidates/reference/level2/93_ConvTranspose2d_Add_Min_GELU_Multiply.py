@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/93_ConvTranspose2d_Add_Min_GELU_Multiply.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/93_ConvTranspose2d_Add_Min_GELU_Multiply.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """2D transposed convolution, add a constant, minimum with zero, GELU, multiply by a constant."""
 
 import torch

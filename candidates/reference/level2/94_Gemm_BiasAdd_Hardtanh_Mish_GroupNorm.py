@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/94_Gemm_BiasAdd_Hardtanh_Mish_GroupNorm.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/94_Gemm_BiasAdd_Hardtanh_Mish_GroupNorm.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, add a learned bias, Hardtanh, Mish, then group normalization."""
 
 import torch

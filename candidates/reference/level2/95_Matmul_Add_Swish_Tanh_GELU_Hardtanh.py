@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/95_Matmul_Add_Swish_Tanh_GELU_Hardtanh.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/95_Matmul_Add_Swish_Tanh_GELU_Hardtanh.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, add a learned vector, Swish, tanh, GELU, then Hardtanh."""
 
 import torch

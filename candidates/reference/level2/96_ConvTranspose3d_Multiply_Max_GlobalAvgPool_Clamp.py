@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/96_ConvTranspose3d_Multiply_Max_GlobalAvgPool_Clamp.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/96_ConvTranspose3d_Multiply_Max_GlobalAvgPool_Clamp.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """3D transposed convolution, scale, max pooling, global average pooling, then clamp to [0, 1]."""
 
 import torch

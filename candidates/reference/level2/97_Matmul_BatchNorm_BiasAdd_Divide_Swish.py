@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/97_Matmul_BatchNorm_BiasAdd_Divide_Swish.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/97_Matmul_BatchNorm_BiasAdd_Divide_Swish.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, batch normalization, add a learned scalar bias, divide, then Swish."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/98_Matmul_AvgPool_GELU_Scale_Max.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/98_Matmul_AvgPool_GELU_Scale_Max.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, 1D average pooling over features, GELU, scale, then max over features."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/99_Matmul_GELU_Softmax.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/99_Matmul_GELU_Softmax.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, GELU, then softmax over features."""
 
 import torch

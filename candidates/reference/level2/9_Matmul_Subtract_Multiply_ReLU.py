@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level2/9_Matmul_Subtract_Multiply_ReLU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level2/9_Matmul_Subtract_Multiply_ReLU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Linear layer, subtract a constant, multiply by a constant, then ReLU."""
 
 import torch

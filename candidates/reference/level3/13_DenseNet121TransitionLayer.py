@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/13_DenseNet121TransitionLayer.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/13_DenseNet121TransitionLayer.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """DenseNet transition layer: BatchNorm, ReLU, 1x1 conv and 2x2 average pooling."""
 
 import torch

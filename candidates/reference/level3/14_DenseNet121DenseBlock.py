@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/14_DenseNet121DenseBlock.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/14_DenseNet121DenseBlock.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """DenseNet dense block: each layer's output is concatenated onto all previous features."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/16_DenseNet201.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/16_DenseNet201.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """DenseNet-201 classifier on 224x224 RGB images."""
 
 import torch

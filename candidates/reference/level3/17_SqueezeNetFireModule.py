@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/17_SqueezeNetFireModule.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/17_SqueezeNetFireModule.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """SqueezeNet Fire module: 1x1 squeeze conv, then parallel 1x1 and 3x3 expand convs concatenated."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/18_SqueezeNet.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/18_SqueezeNet.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """SqueezeNet classifier on 512x512 RGB images."""
 
 import torch

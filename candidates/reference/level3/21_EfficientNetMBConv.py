@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/21_EfficientNetMBConv.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/21_EfficientNetMBConv.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """EfficientNet MBConv block: 1x1 expansion, depthwise conv and 1x1 projection."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/23_EfficientNetB1.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/23_EfficientNetB1.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """EfficientNet-B1 style classifier on 240x240 RGB images."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/25_ShuffleNetUnit.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/25_ShuffleNetUnit.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """ShuffleNet unit: grouped 1x1 conv, depthwise 3x3 conv, channel shuffle, grouped 1x1 conv
 and a projection shortcut."""
 

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/26_ShuffleNet.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/26_ShuffleNet.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """ShuffleNet (v1-style) classifier: grouped 1x1 convs, channel shuffle and depthwise 3x3 convs."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/27_RegNet.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/27_RegNet.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """RegNet-style classifier: stages of two 3x3 conv/BN/ReLU pairs with max-pooling, global average
 pooling and a linear head."""
 

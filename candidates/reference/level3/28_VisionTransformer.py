@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/28_VisionTransformer.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/28_VisionTransformer.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Vision Transformer classifier: patch embedding, class token, transformer encoder and MLP head."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/29_SwinMLP.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/29_SwinMLP.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Swin-MLP image classifier: Swin Transformer layout with (shifted) window attention replaced by
 a per-head spatial MLP implemented as a grouped 1x1 Conv1d."""
 

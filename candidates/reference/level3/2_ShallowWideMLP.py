@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/2_ShallowWideMLP.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/2_ShallowWideMLP.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Shallow, wide MLP: two wide hidden Linear+ReLU layers followed by an output Linear."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/30_SwinTransformerV2.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/30_SwinTransformerV2.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Swin Transformer V2 image classifier: shifted-window scaled-cosine attention with a continuous
 (log-spaced, MLP-generated) relative position bias, post-norm residual blocks and patch merging."""
 

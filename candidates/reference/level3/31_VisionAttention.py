@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/31_VisionAttention.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/31_VisionAttention.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Multi-head self-attention over the pixels of a feature map, with a residual add and LayerNorm."""
 
 import torch

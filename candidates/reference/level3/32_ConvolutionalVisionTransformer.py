@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/32_ConvolutionalVisionTransformer.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/32_ConvolutionalVisionTransformer.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Convolutional vision transformer classifier: strided conv patch embedding flattened into a
 single token, a class token, transformer encoder layers and a linear head."""
 

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/33_VanillaRNN.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/33_VanillaRNN.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """One step of a wide vanilla RNN cell: h = tanh(W_ih [x, h0] + b_ih), y = W_ho h + b_ho."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/34_VanillaRNNHidden.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/34_VanillaRNNHidden.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Vanilla RNN unrolled over a sequence: h_t = tanh(W_ih [x_t, h_{t-1}] + b), y_t = W_ho h_t + b."""
 
 import torch

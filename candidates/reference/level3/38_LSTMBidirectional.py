@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/38_LSTMBidirectional.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/38_LSTMBidirectional.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Multi-layer bidirectional LSTM followed by a linear layer on the last time step."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/39_GRU.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/39_GRU.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Multi-layer GRU over a sequence; returns the last layer's output at every time step."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/3_DeepNarrowMLP.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/3_DeepNarrowMLP.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Deep, narrow MLP: sixteen hidden Linear+ReLU layers followed by an output Linear."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/41_GRUBidirectional.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/41_GRUBidirectional.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Multi-layer bidirectional GRU over a sequence; returns the output at every time step."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/42_GRUBidirectionalHidden.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/42_GRUBidirectionalHidden.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Multi-layer bidirectional GRU over a sequence; returns the final hidden states h_n."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/43_MinGPTCausalAttention.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/43_MinGPTCausalAttention.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Causal multi-head self-attention (minGPT style): fused QKV projection, masked softmax attention
 and an output projection."""
 

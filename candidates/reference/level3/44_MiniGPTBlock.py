@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/44_MiniGPTBlock.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/44_MiniGPTBlock.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """A GPT-2 style transformer block (minGPT): pre-LayerNorm causal self-attention and a
 tanh-approximated GELU MLP, each with a residual connection."""
 

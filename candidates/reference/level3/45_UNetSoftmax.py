@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/45_UNetSoftmax.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/45_UNetSoftmax.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """U-Net encoder/decoder whose double-conv blocks use BatchNorm followed by a softmax over the
 width axis in place of the usual ReLU."""
 

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/46_NetVladWithGhostClusters.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/46_NetVladWithGhostClusters.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """NetVLAD pooling with extra ghost clusters that absorb assignment mass."""
 
 import math

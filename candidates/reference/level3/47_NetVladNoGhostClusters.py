@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/47_NetVladNoGhostClusters.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/47_NetVladNoGhostClusters.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """NetVLAD aggregation of local features (no ghost clusters)."""
 
 import math

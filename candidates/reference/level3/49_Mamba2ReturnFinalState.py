@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/49_Mamba2ReturnFinalState.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/49_Mamba2ReturnFinalState.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Mamba-2 state-space duality (SSD) scan, chunked minimal form: returns the final SSM state."""
 
 import torch

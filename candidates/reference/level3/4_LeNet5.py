@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/4_LeNet5.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/4_LeNet5.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """LeNet-5 classifier on 32x32 single-channel images."""
 
 import torch

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/50_ReLUSelfAttention.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/50_ReLUSelfAttention.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """Causal multi-head self-attention with ReLU in place of softmax on the attention scores."""
 
 import math

@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/6_GoogleNetInceptionModule.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/6_GoogleNetInceptionModule.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """GoogLeNet Inception module: four parallel conv/pool branches concatenated on channels."""
 
 import torch

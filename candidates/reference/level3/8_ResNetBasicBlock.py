@@ -1,4 +1,4 @@
-# Calibration candidate generated from problems/level3/8_ResNetBasicBlock.py by tools/make_reference_set.py: the eager reference, renamed ModelNew.
+# Calibration candidate generated from problems/level3/8_ResNetBasicBlock.py by tools/make_candidate_sets.py: the eager reference, renamed ModelNew.
 """ResNet basic block with a 1x1 projection shortcut."""
 
 import torch

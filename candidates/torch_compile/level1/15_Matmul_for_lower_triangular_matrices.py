@@ -1,0 +1,40 @@
+# Generated from problems/level1/15_Matmul_for_lower_triangular_matrices.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Matrix multiplication of two lower triangular M x M matrices."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Multiplies two lower triangular matrices and keeps the lower triangle of the product."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.tril(torch.matmul(A, B))
+
+
+M = 4096
+
+
+def get_inputs():
+    A = torch.tril(torch.randn(M, M))
+    B = torch.tril(torch.randn(M, M))
+    return [A, B]
+
+
+def get_init_inputs():
+    return []
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

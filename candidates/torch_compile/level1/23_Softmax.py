@@ -1,0 +1,40 @@
+# Generated from problems/level1/23_Softmax.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Row-wise softmax over a long feature dimension."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Applies softmax along dim 1 of a (batch_size, dim) tensor."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, dim=1)
+
+
+batch_size = 4096
+dim = 24576
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim) * 4.0
+    return [x]
+
+
+def get_init_inputs():
+    return []
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

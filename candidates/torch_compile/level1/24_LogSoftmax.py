@@ -1,0 +1,41 @@
+# Generated from problems/level1/24_LogSoftmax.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Row-wise log-softmax over a long feature dimension."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Applies log-softmax along a configurable dimension."""
+
+    def __init__(self, dim: int = 1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.log_softmax(x, dim=self.dim)
+
+
+batch_size = 4096
+dim = 24576
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim)
+    return [x]
+
+
+def get_init_inputs():
+    return []
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

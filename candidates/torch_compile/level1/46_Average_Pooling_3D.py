@@ -1,0 +1,47 @@
+# Generated from problems/level1/46_Average_Pooling_3D.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""3D average pooling with stride and padding."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Applies nn.AvgPool3d to a (N, C, D, H, W) tensor."""
+
+    def __init__(self, kernel_size: int, stride: int | None = None, padding: int = 0):
+        super().__init__()
+        self.avg_pool = nn.AvgPool3d(kernel_size=kernel_size, stride=stride, padding=padding)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.avg_pool(x)
+
+
+batch_size = 2
+channels = 32
+depth = 128
+height = 128
+width = 128
+kernel_size = 3
+stride = 2
+padding = 1
+
+
+def get_inputs():
+    x = torch.randn(batch_size, channels, depth, height, width)
+    return [x]
+
+
+def get_init_inputs():
+    return [kernel_size, stride, padding]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

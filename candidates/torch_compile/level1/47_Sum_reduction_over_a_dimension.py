@@ -1,0 +1,43 @@
+# Generated from problems/level1/47_Sum_reduction_over_a_dimension.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Sum reduction over one dimension, keeping it."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Sums x over a configurable dimension with keepdim=True."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sum(x, dim=self.dim, keepdim=True)
+
+
+batch_size = 16
+dim1 = 4096
+dim2 = 4095
+reduce_dim = 1
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim1, dim2)
+    return [x]
+
+
+def get_init_inputs():
+    return [reduce_dim]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

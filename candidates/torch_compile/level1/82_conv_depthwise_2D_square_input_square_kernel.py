@@ -1,0 +1,60 @@
+# Generated from problems/level1/82_conv_depthwise_2D_square_input_square_kernel.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Depthwise 2D convolution on a square input with a square kernel."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Conv2d with groups == in_channels (one square filter per channel)."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        kernel_size: int,
+        stride: int = 1,
+        padding: int = 0,
+        bias: bool = False,
+    ):
+        super().__init__()
+        self.conv2d = nn.Conv2d(
+            in_channels,
+            in_channels,
+            kernel_size,
+            stride=stride,
+            padding=padding,
+            groups=in_channels,
+            bias=bias,
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv2d(x)
+
+
+batch_size = 16
+in_channels = 64
+kernel_size = 3
+width = 512
+height = 512
+stride = 1
+padding = 0
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, kernel_size, stride, padding]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

@@ -1,0 +1,59 @@
+# Generated from problems/level2/11_ConvTranspose2d_BatchNorm_Tanh_MaxPool_GroupNorm.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Transposed 2D convolution, batch norm, tanh, max pooling and group norm."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """ConvTranspose2d -> BatchNorm2d -> tanh -> MaxPool2d -> GroupNorm."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, groups, num_groups):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose2d(
+            in_channels, out_channels, kernel_size, stride=stride, padding=padding
+        )
+        self.batch_norm = nn.BatchNorm2d(out_channels)
+        self.tanh = nn.Tanh()
+        self.max_pool = nn.MaxPool2d(kernel_size=2, stride=2)
+        self.group_norm = nn.GroupNorm(num_groups=num_groups, num_channels=out_channels)
+
+    def forward(self, x):
+        x = self.conv_transpose(x)
+        x = self.batch_norm(x)
+        x = self.tanh(x)
+        x = self.max_pool(x)
+        x = self.group_norm(x)
+        return x
+
+
+batch_size = 512
+in_channels = 64
+out_channels = 128
+height = 32
+width = 32
+kernel_size = 5
+stride = 1
+padding = 1
+groups = 8
+num_groups = 8
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding, groups, num_groups]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

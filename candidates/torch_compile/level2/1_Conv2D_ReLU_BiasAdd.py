@@ -1,0 +1,49 @@
+# Generated from problems/level2/1_Conv2D_ReLU_BiasAdd.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""2D convolution, ReLU, then a learned per-channel bias add."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Conv2d -> ReLU -> add a learned bias."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, bias_shape):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = torch.relu(x)
+        x = x + self.bias
+        return x
+
+
+batch_size = 128
+in_channels = 64
+out_channels = 128
+height = 128
+width = 128
+kernel_size = 3
+bias_shape = (out_channels, 1, 1)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, bias_shape]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

@@ -1,0 +1,65 @@
+# Generated from problems/level2/20_ConvTranspose3d_Sum_ResidualAdd_Multiply_ResidualAdd.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Transposed 3D convolution followed by bias add and residual add/multiply/add steps."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """ConvTranspose3d -> add bias -> add residual -> multiply by residual -> add residual."""
+
+    def __init__(
+        self, in_channels, out_channels, kernel_size, stride, padding, output_padding, bias_shape
+    ):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose3d(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+        )
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+
+    def forward(self, x):
+        x = self.conv_transpose(x)
+        original_x = x.clone().detach()
+        x = x + self.bias
+        x = x + original_x
+        x = x * original_x
+        x = x + original_x
+        return x
+
+
+batch_size = 16
+in_channels = 32
+out_channels = 64
+depth = 16
+height = 32
+width = 32
+kernel_size = 3
+stride = 2
+padding = 1
+output_padding = 1
+bias_shape = (out_channels, 1, 1, 1)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, depth, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding, output_padding, bias_shape]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

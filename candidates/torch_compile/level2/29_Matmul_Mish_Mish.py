@@ -1,0 +1,45 @@
+# Generated from problems/level2/29_Matmul_Mish_Mish.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Linear layer followed by two Mish activations."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Linear -> Mish -> Mish."""
+
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        x = self.linear(x)
+        x = F.mish(x)
+        x = F.mish(x)
+        return x
+
+
+batch_size = 1024
+in_features = 8192
+out_features = 8192
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

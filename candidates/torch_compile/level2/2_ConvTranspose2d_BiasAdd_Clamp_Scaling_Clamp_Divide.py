@@ -1,0 +1,83 @@
+# Generated from problems/level2/2_ConvTranspose2d_BiasAdd_Clamp_Scaling_Clamp_Divide.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Transposed 2D convolution followed by bias add, clamp, scale, clamp and divide."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """ConvTranspose2d -> add bias -> clamp[0, 1] -> scale -> clamp[0, 1] -> divide by scale."""
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        output_padding,
+        bias_shape,
+        scaling_factor,
+    ):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose2d(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+        )
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+        self.scaling_factor = scaling_factor
+
+    def forward(self, x):
+        x = self.conv_transpose(x)
+        x = x + self.bias
+        x = torch.clamp(x, min=0.0, max=1.0)
+        x = x * self.scaling_factor
+        x = torch.clamp(x, min=0.0, max=1.0)
+        x = x / self.scaling_factor
+        return x
+
+
+batch_size = 32
+in_channels = 64
+out_channels = 64
+height = 128
+width = 128
+kernel_size = 3
+stride = 2
+padding = 1
+output_padding = 1
+bias_shape = (out_channels, 1, 1)
+scaling_factor = 2.0
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        output_padding,
+        bias_shape,
+        scaling_factor,
+    ]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

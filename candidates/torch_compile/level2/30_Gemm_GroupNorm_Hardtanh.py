@@ -1,0 +1,49 @@
+# Generated from problems/level2/30_Gemm_GroupNorm_Hardtanh.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""GEMM, group norm, then hardtanh."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Linear -> GroupNorm -> hardtanh."""
+
+    def __init__(self, in_features, out_features, num_groups, hardtanh_min, hardtanh_max):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+        self.group_norm = nn.GroupNorm(num_groups, out_features)
+        self.hardtanh = nn.Hardtanh(min_val=hardtanh_min, max_val=hardtanh_max)
+
+    def forward(self, x):
+        x = self.gemm(x)
+        x = self.group_norm(x)
+        x = self.hardtanh(x)
+        return x
+
+
+batch_size = 1024
+in_features = 8192
+out_features = 8192
+num_groups = 16
+hardtanh_min = -2.0
+hardtanh_max = 2.0
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, num_groups, hardtanh_min, hardtanh_max]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

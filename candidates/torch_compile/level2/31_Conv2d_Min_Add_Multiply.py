@@ -1,0 +1,56 @@
+# Generated from problems/level2/31_Conv2d_Min_Add_Multiply.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""2D convolution, elementwise min with a constant, bias add, then scaling."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Conv2d -> min(x, constant) -> add a learned bias -> scale."""
+
+    def __init__(
+        self, in_channels, out_channels, kernel_size, constant_value, bias_shape, scaling_factor
+    ):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.constant_value = constant_value
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+        self.scaling_factor = scaling_factor
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = torch.min(x, x.new_tensor(self.constant_value))
+        x = x + self.bias
+        x = x * self.scaling_factor
+        return x
+
+
+batch_size = 128
+in_channels = 64
+out_channels = 128
+height = 128
+width = 128
+kernel_size = 3
+constant_value = 0.5
+bias_shape = (out_channels, 1, 1)
+scaling_factor = 2.0
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, constant_value, bias_shape, scaling_factor]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

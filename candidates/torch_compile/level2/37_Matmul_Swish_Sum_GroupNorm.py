@@ -1,0 +1,49 @@
+# Generated from problems/level2/37_Matmul_Swish_Sum_GroupNorm.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Linear layer, Swish, bias add, then group norm."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Linear -> Swish (x * sigmoid(x)) -> add a learned bias -> GroupNorm."""
+
+    def __init__(self, in_features, out_features, num_groups, bias_shape):
+        super().__init__()
+        self.matmul = nn.Linear(in_features, out_features)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+        self.group_norm = nn.GroupNorm(num_groups, out_features)
+
+    def forward(self, x):
+        x = self.matmul(x)
+        x = torch.sigmoid(x) * x
+        x = x + self.bias
+        x = self.group_norm(x)
+        return x
+
+
+batch_size = 32768
+in_features = 1024
+out_features = 4096
+num_groups = 64
+bias_shape = (out_features,)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, num_groups, bias_shape]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

@@ -1,0 +1,88 @@
+# Generated from problems/level2/3_ConvTranspose3d_Sum_LayerNorm_AvgPool_GELU.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Transposed 3D convolution, scalar add, LayerNorm, 3D average pooling and GELU."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """ConvTranspose3d -> add a learned scalar -> LayerNorm (last dim) -> AvgPool3d -> GELU."""
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        output_padding,
+        sum_weight,
+        norm_shape,
+        pool_kernel_size,
+    ):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose3d(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+        )
+        self.sum_weight = nn.Parameter(torch.tensor(sum_weight))
+        self.norm = nn.LayerNorm(norm_shape)
+        self.avg_pool = nn.AvgPool3d(kernel_size=pool_kernel_size)
+        self.gelu = nn.GELU()
+
+    def forward(self, x):
+        x = self.conv_transpose(x)
+        x = x + self.sum_weight
+        x = self.norm(x)
+        x = self.avg_pool(x)
+        x = self.gelu(x)
+        return x
+
+
+batch_size = 32
+in_channels = 32
+out_channels = 64
+depth = 16
+height = 32
+width = 32
+kernel_size = (3, 3, 3)
+stride = (2, 2, 2)
+padding = (1, 1, 1)
+output_padding = (1, 1, 1)
+sum_weight = 1.0
+norm_shape = (out_channels,)
+pool_kernel_size = (2, 2, 2)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, depth, height, width)]
+
+
+def get_init_inputs():
+    return [
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        output_padding,
+        sum_weight,
+        norm_shape,
+        pool_kernel_size,
+    ]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

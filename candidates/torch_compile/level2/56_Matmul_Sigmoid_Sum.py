@@ -1,0 +1,45 @@
+# Generated from problems/level2/56_Matmul_Sigmoid_Sum.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Linear layer, sigmoid, then sum over the hidden dimension."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Matmul -> sigmoid -> sum over features (keepdim)."""
+
+    def __init__(self, input_size: int, hidden_size: int):
+        super().__init__()
+        self.linear = nn.Linear(input_size, hidden_size)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.linear(x)
+        x = torch.sigmoid(x)
+        return torch.sum(x, dim=1, keepdim=True)
+
+
+batch_size = 128
+input_size = 32768
+hidden_size = 16384
+
+
+def get_inputs():
+    # Scaled so most sigmoids saturate: the row sums then spread far enough around
+    # hidden_size / 2 that no single constant lies within tolerance of every row.
+    return [torch.randn(batch_size, input_size) * 10]
+
+
+def get_init_inputs():
+    return [input_size, hidden_size]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

@@ -1,0 +1,77 @@
+# Generated from problems/level2/85_Conv2d_GroupNorm_Scale_MaxPool_Clamp.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""2D convolution, group normalization, learned per-channel scale, max pooling, then clamp."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Conv2d -> GroupNorm -> multiply by a (C, 1, 1) scale -> MaxPool2d -> clamp."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int,
+        num_groups: int,
+        scale_shape,
+        maxpool_kernel_size: int,
+        clamp_min: float,
+        clamp_max: float,
+    ):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.group_norm = nn.GroupNorm(num_groups, out_channels)
+        self.scale = nn.Parameter(torch.ones(scale_shape))
+        self.maxpool = nn.MaxPool2d(kernel_size=maxpool_kernel_size)
+        self.clamp_min = clamp_min
+        self.clamp_max = clamp_max
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.conv(x)
+        x = self.group_norm(x)
+        x = x * self.scale
+        x = self.maxpool(x)
+        return torch.clamp(x, self.clamp_min, self.clamp_max)
+
+
+batch_size = 128
+in_channels = 8
+out_channels = 64
+height = 128
+width = 128
+kernel_size = 3
+num_groups = 16
+scale_shape = (out_channels, 1, 1)
+maxpool_kernel_size = 4
+clamp_min = 0.0
+clamp_max = 1.0
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [
+        in_channels,
+        out_channels,
+        kernel_size,
+        num_groups,
+        scale_shape,
+        maxpool_kernel_size,
+        clamp_min,
+        clamp_max,
+    ]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

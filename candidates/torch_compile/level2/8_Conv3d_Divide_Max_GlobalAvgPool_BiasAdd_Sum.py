@@ -1,0 +1,64 @@
+# Generated from problems/level2/8_Conv3d_Divide_Max_GlobalAvgPool_BiasAdd_Sum.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""3D convolution, divide, max pooling, global average pooling, bias add and a channel sum."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Conv3d -> divide -> MaxPool3d -> global AvgPool -> add bias -> sum over `sum_dim`."""
+
+    def __init__(
+        self, in_channels, out_channels, kernel_size, divisor, pool_size, bias_shape, sum_dim
+    ):
+        super().__init__()
+        self.conv = nn.Conv3d(in_channels, out_channels, kernel_size)
+        self.divisor = divisor
+        self.max_pool = nn.MaxPool3d(pool_size)
+        self.global_avg_pool = nn.AdaptiveAvgPool3d((1, 1, 1))
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+        self.sum_dim = sum_dim
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = x / self.divisor
+        x = self.max_pool(x)
+        x = self.global_avg_pool(x)
+        x = x + self.bias
+        x = torch.sum(x, dim=self.sum_dim)
+        return x
+
+
+batch_size = 128
+in_channels = 8
+out_channels = 16
+depth = 16
+height = 64
+width = 64
+kernel_size = (3, 3, 3)
+divisor = 2.0
+pool_size = (2, 2, 2)
+bias_shape = (out_channels, 1, 1, 1)
+sum_dim = 1
+
+
+def get_inputs():
+    # A per-sample scale keeps the pooled per-sample results apart.
+    scale = 0.5 + 1.5 * torch.rand(batch_size, 1, 1, 1, 1)
+    return [torch.rand(batch_size, in_channels, depth, height, width) * scale]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, divisor, pool_size, bias_shape, sum_dim]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

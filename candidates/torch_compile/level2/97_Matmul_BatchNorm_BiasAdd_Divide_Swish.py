@@ -1,0 +1,60 @@
+# Generated from problems/level2/97_Matmul_BatchNorm_BiasAdd_Divide_Swish.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""Linear layer, batch normalization, add a learned scalar bias, divide, then Swish."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Matmul -> BatchNorm1d -> add bias parameter -> divide by a scalar -> Swish."""
+
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bn_eps: float = 1e-5,
+        bn_momentum: float = 0.1,
+        bias_shape=(1,),
+        divide_value: float = 1.0,
+    ):
+        super().__init__()
+        self.matmul = nn.Linear(in_features, out_features)
+        self.bn = nn.BatchNorm1d(out_features, eps=bn_eps, momentum=bn_momentum)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+        self.divide_value = divide_value
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.matmul(x)
+        x = self.bn(x)
+        x = x + self.bias
+        x = x / self.divide_value
+        return x * torch.sigmoid(x)
+
+
+batch_size = 1024
+in_features = 8192
+out_features = 8192
+bn_eps = 1e-5
+bn_momentum = 0.1
+bias_shape = (1,)
+divide_value = 1.0
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, bn_eps, bn_momentum, bias_shape, divide_value]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

@@ -1,0 +1,91 @@
+# Generated from problems/level3/25_ShuffleNetUnit.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""ShuffleNet unit: grouped 1x1 conv, depthwise 3x3 conv, channel shuffle, grouped 1x1 conv
+and a projection shortcut."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """grouped 1x1 conv/BN/ReLU -> depthwise 3x3 conv/BN -> channel shuffle -> grouped 1x1
+    conv/BN/ReLU, plus a shortcut (identity, or 1x1 conv/BN when channels differ)."""
+
+    def __init__(self, in_channels, out_channels, groups=3):
+        super().__init__()
+        assert out_channels % 4 == 0
+        mid_channels = out_channels // 4
+
+        self.conv1 = nn.Conv2d(in_channels, mid_channels, kernel_size=1, stride=1, padding=0, groups=groups,
+                               bias=False)
+        self.bn1 = nn.BatchNorm2d(mid_channels)
+
+        self.conv2 = nn.Conv2d(mid_channels, mid_channels, kernel_size=3, stride=1, padding=1, groups=mid_channels,
+                               bias=False)
+        self.bn2 = nn.BatchNorm2d(mid_channels)
+
+        self.conv3 = nn.Conv2d(mid_channels, out_channels, kernel_size=1, stride=1, padding=0, groups=groups,
+                               bias=False)
+        self.bn3 = nn.BatchNorm2d(out_channels)
+
+        self.shuffle = ChannelShuffle(groups)
+
+        if in_channels == out_channels:
+            self.shortcut = nn.Sequential()
+        else:
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(in_channels, out_channels, kernel_size=1, stride=1, padding=0, bias=False),
+                nn.BatchNorm2d(out_channels),
+            )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        out = self.shuffle(out)
+        out = F.relu(self.bn3(self.conv3(out)))
+        out += self.shortcut(x)
+        return out
+
+
+class ChannelShuffle(nn.Module):
+    """Interleaves channels across groups: (B, g*c, H, W) -> view (B, g, c) -> transpose -> flatten."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch_size, channels, height, width = x.size()
+        channels_per_group = channels // self.groups
+        x = x.view(batch_size, self.groups, channels_per_group, height, width)
+        x = x.transpose(1, 2).contiguous()
+        return x.view(batch_size, -1, height, width)
+
+
+batch_size = 10
+input_channels = 240
+out_channels = 480
+groups = 3
+height = 224
+width = 224
+num_classes = 1000
+
+
+def get_inputs():
+    return [torch.randn(batch_size, input_channels, height, width)]
+
+
+def get_init_inputs():
+    return [input_channels, out_channels, groups]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

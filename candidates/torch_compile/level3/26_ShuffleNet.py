@@ -1,0 +1,128 @@
+# Generated from problems/level3/26_ShuffleNet.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""ShuffleNet (v1-style) classifier: grouped 1x1 convs, channel shuffle and depthwise 3x3 convs."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ChannelShuffle(nn.Module):
+    """Interleaves the channels of `groups` equally sized groups."""
+
+    def __init__(self, groups: int):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, c, h, w = x.size()
+        x = x.view(b, self.groups, c // self.groups, h, w)
+        x = x.transpose(1, 2).contiguous()
+        return x.view(b, -1, h, w)
+
+
+class ShuffleNetUnit(nn.Module):
+    """Grouped 1x1 conv -> BN -> ReLU -> depthwise 3x3 conv -> BN -> shuffle -> grouped 1x1 conv
+    -> BN -> ReLU, plus an identity or 1x1-conv/BN shortcut."""
+
+    def __init__(self, in_channels: int, out_channels: int, groups: int = 3):
+        super().__init__()
+        assert out_channels % 4 == 0
+        mid_channels = out_channels // 4
+        self.conv1 = nn.Conv2d(in_channels, mid_channels, 1, 1, 0, groups=groups, bias=False)
+        self.bn1 = nn.BatchNorm2d(mid_channels)
+        self.conv2 = nn.Conv2d(mid_channels, mid_channels, 3, 1, 1, groups=mid_channels, bias=False)
+        self.bn2 = nn.BatchNorm2d(mid_channels)
+        self.conv3 = nn.Conv2d(mid_channels, out_channels, 1, 1, 0, groups=groups, bias=False)
+        self.bn3 = nn.BatchNorm2d(out_channels)
+        self.shuffle = ChannelShuffle(groups)
+        if in_channels == out_channels:
+            self.shortcut = nn.Sequential()
+        else:
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(in_channels, out_channels, 1, 1, 0, bias=False),
+                nn.BatchNorm2d(out_channels),
+            )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        out = self.shuffle(out)
+        out = F.relu(self.bn3(self.conv3(out)))
+        out += self.shortcut(x)
+        return out
+
+
+class Model(nn.Module):
+    """Stem conv/BN/ReLU/max-pool, three stages of ShuffleNet units, 1x1 conv/BN/ReLU,
+    global average pooling and a linear classifier."""
+
+    def __init__(
+        self,
+        num_classes: int = 1000,
+        groups: int = 3,
+        stages_repeats: list = [3, 7, 3],
+        stages_out_channels: list = [24, 240, 480, 960],
+    ):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, stages_out_channels[0], 3, 2, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(stages_out_channels[0])
+        self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
+        self.stage2 = self._make_stage(
+            stages_out_channels[0], stages_out_channels[1], stages_repeats[0], groups
+        )
+        self.stage3 = self._make_stage(
+            stages_out_channels[1], stages_out_channels[2], stages_repeats[1], groups
+        )
+        self.stage4 = self._make_stage(
+            stages_out_channels[2], stages_out_channels[3], stages_repeats[2], groups
+        )
+        self.conv5 = nn.Conv2d(stages_out_channels[3], 1024, 1, 1, 0, bias=False)
+        self.bn5 = nn.BatchNorm2d(1024)
+        self.fc = nn.Linear(1024, num_classes)
+
+    @staticmethod
+    def _make_stage(
+        in_channels: int, out_channels: int, repeats: int, groups: int
+    ) -> nn.Sequential:
+        layers = [ShuffleNetUnit(in_channels, out_channels, groups)]
+        for _ in range(1, repeats):
+            layers.append(ShuffleNetUnit(out_channels, out_channels, groups))
+        return nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = self.maxpool(x)
+        x = self.stage2(x)
+        x = self.stage3(x)
+        x = self.stage4(x)
+        x = F.relu(self.bn5(self.conv5(x)))
+        x = F.adaptive_avg_pool2d(x, (1, 1))
+        x = x.view(x.size(0), -1)
+        return self.fc(x)
+
+
+batch_size = 10
+input_channels = 3
+height = 224
+width = 224
+num_classes = 1000
+
+
+def get_inputs():
+    return [torch.randn(batch_size, input_channels, height, width)]
+
+
+def get_init_inputs():
+    return [num_classes]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)

@@ -1,0 +1,121 @@
+# Generated from problems/level3/7_GoogleNetInceptionV1.py by tools/make_candidate_sets.py: the problem's Model under torch.compile.
+"""GoogLeNet (Inception v1) classifier on 224x224 RGB images."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class InceptionModule(nn.Module):
+    """Four parallel branches (1x1; 1x1->3x3; 1x1->5x5; maxpool->1x1) concatenated on channels."""
+
+    def __init__(self, in_channels, out_1x1, reduce_3x3, out_3x3, reduce_5x5, out_5x5, pool_proj):
+        super().__init__()
+        self.branch1x1 = nn.Conv2d(in_channels, out_1x1, kernel_size=1)
+        self.branch3x3 = nn.Sequential(
+            nn.Conv2d(in_channels, reduce_3x3, kernel_size=1),
+            nn.Conv2d(reduce_3x3, out_3x3, kernel_size=3, padding=1),
+        )
+        self.branch5x5 = nn.Sequential(
+            nn.Conv2d(in_channels, reduce_5x5, kernel_size=1),
+            nn.Conv2d(reduce_5x5, out_5x5, kernel_size=5, padding=2),
+        )
+        self.branch_pool = nn.Sequential(
+            nn.MaxPool2d(kernel_size=3, stride=1, padding=1),
+            nn.Conv2d(in_channels, pool_proj, kernel_size=1),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outputs = [
+            self.branch1x1(x),
+            self.branch3x3(x),
+            self.branch5x5(x),
+            self.branch_pool(x),
+        ]
+        return torch.cat(outputs, 1)
+
+
+class Model(nn.Module):
+    """Conv stem (7x7, 1x1, 3x3 with ReLU and max-pooling), nine Inception modules,
+    global average pooling, (p=0) dropout and a Linear classifier."""
+
+    def __init__(self, num_classes=1000):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, kernel_size=7, stride=2, padding=3)
+        self.maxpool1 = nn.MaxPool2d(3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(64, 64, kernel_size=1)
+        self.conv3 = nn.Conv2d(64, 192, kernel_size=3, padding=1)
+        self.maxpool2 = nn.MaxPool2d(3, stride=2, padding=1)
+
+        self.inception3a = InceptionModule(192, 64, 96, 128, 16, 32, 32)
+        self.inception3b = InceptionModule(256, 128, 128, 192, 32, 96, 64)
+        self.maxpool3 = nn.MaxPool2d(3, stride=2, padding=1)
+
+        self.inception4a = InceptionModule(480, 192, 96, 208, 16, 48, 64)
+        self.inception4b = InceptionModule(512, 160, 112, 224, 24, 64, 64)
+        self.inception4c = InceptionModule(512, 128, 128, 256, 24, 64, 64)
+        self.inception4d = InceptionModule(512, 112, 144, 288, 32, 64, 64)
+        self.inception4e = InceptionModule(528, 256, 160, 320, 32, 128, 128)
+        self.maxpool4 = nn.MaxPool2d(3, stride=2, padding=1)
+
+        self.inception5a = InceptionModule(832, 256, 160, 320, 32, 128, 128)
+        self.inception5b = InceptionModule(832, 384, 192, 384, 48, 128, 128)
+
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.dropout = nn.Dropout(0.0)
+        self.fc = nn.Linear(1024, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.maxpool1(F.relu(self.conv1(x)))
+        x = F.relu(self.conv2(x))
+        x = self.maxpool2(F.relu(self.conv3(x)))
+
+        x = self.inception3a(x)
+        x = self.inception3b(x)
+        x = self.maxpool3(x)
+
+        x = self.inception4a(x)
+        x = self.inception4b(x)
+        x = self.inception4c(x)
+        x = self.inception4d(x)
+        x = self.inception4e(x)
+        x = self.maxpool4(x)
+
+        x = self.inception5a(x)
+        x = self.inception5b(x)
+
+        x = self.avgpool(x)
+        x = torch.flatten(x, 1)
+        x = self.dropout(x)
+        return self.fc(x)
+
+
+batch_size = 10
+input_channels = 3
+height = 224
+width = 224
+num_classes = 1000
+
+# The default-initialised network attenuates its input so strongly that, at unit scale, its
+# output is the classifier bias to within rounding: scaled inputs make the output depend on them.
+input_scale = 1e3
+
+
+def get_inputs():
+    return [input_scale * torch.randn(batch_size, input_channels, height, width)]
+
+
+def get_init_inputs():
+    return [num_classes]
+
+
+class ModelNew(nn.Module):
+    """The problem's own Model under torch.compile: built with the same arguments, so it draws
+    the same weights, and compiled at its first call."""
+
+    def __init__(self, *args):
+        super().__init__()
+        self.compiled = torch.compile(Model(*args))
+
+    def forward(self, *inputs):
+        return self.compiled(*inputs)
