@@ -8,8 +8,9 @@
 A REPORT is a JSON report (`--kb-report`) or the JSON-lines stream a run writes beside it as
 records settle (`.jsonl`, all that is left of a run that died), or upstream KernelBench's own
 `eval_results.json` (with `--upstream-level N` and, for speedups, `--upstream-baseline FILE`).
-`merge` joins the reports of the shards of one run (`--kb-shard=I/N`) into one report with the same summary an unsharded run
-gives; it refuses reports made with other verdict settings, or that disagree on a case.
+`merge` joins the reports of the shards of one run (`--kb-shard=I/N`) into one report with the
+same summary an unsharded run gives; it refuses reports made with other verdict settings, or
+that disagree on a case.
 """
 
 from __future__ import annotations
