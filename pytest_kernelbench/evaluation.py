@@ -231,7 +231,7 @@ class Evaluator:
             if outcome is not None and trials.upstream_correct is not True:
                 break  # upstream's verdict is settled too
         record["upstream"] = {**record["upstream"], "correct": trials.upstream_correct}
-        if outcome is None and self.settings.order_trials and self.device.startswith("cuda"):
+        if outcome is None and self.order_trials:
             outcome = trials.order_trials()
         if outcome is not None:
             return outcome
@@ -696,7 +696,7 @@ class Evaluator:
                   "seed": self.settings.seed, "device": self.sandbox.worker_device,
                   "mode": self.settings.mode, "precision": self.settings.precision,
                   "tf32": self.settings.tf32,
-                  "order_trials": self.settings.order_trials and self.device.startswith("cuda"),
+                  "order_trials": self.order_trials,
                   "env": self._candidate_env(case), **extra}
         started = time.perf_counter()
         left = max(self._deadline - time.monotonic(), 0.001)
@@ -715,6 +715,11 @@ class Evaluator:
                                          builds.toolchain(self.arch))
             self._envs[path] = builds.build_env(folder, self.arch)
         return self._envs[path]
+
+    @property
+    def order_trials(self) -> bool:
+        """Whether the stream-order trials run (--kb-order-trials, on a CUDA device)."""
+        return self.settings.order_trials and self.device.startswith("cuda")
 
     @property
     def build_cache(self) -> Path:
@@ -795,8 +800,8 @@ class _Trials:
         ev, case, record = self.evaluator, self.case, self.record
         seed = ev._input_seed(trial)
         expected = ev._reference_output(case, seed)
-        settle = ev.settings.order_trials and ev.device.startswith("cuda")
-        reply = ev._ask(record, "run", case, self.budget, input_seed=seed, settle_inputs=settle)
+        reply = ev._ask(record, "run", case, self.budget, input_seed=seed,
+                        settle_inputs=ev.order_trials)
         if isinstance(reply, Fault):
             self.upstream_correct = False
             hint = graph_hint(record) if reply.status == faults.CUDA_ERROR and trial else ""

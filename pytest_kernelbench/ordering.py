@@ -39,6 +39,10 @@ def track_streams() -> None:
 
     def tracked_new(cls, *args, **kwargs):
         stream = make(cls, *args, **kwargs)
+        if "stream_id" in kwargs:  # torch wrapping a stream that exists (current_stream() ...)
+            return stream
+        if len(_STREAMS) >= 256:  # drop the streams that are gone
+            _STREAMS[:] = [ref for ref in _STREAMS if ref() is not None]
         try:
             _STREAMS.append(weakref.ref(stream))
         except TypeError:  # no weak references to this type: hold it (streams are pooled)

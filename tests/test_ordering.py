@@ -63,3 +63,22 @@ def test_a_fault_in_an_order_trial_keeps_its_own_status():
     trials, _ = trials_answering({"inputs_late": Fault(faults.CUDA_ERROR, "illegal address")})
     outcome = trials.order_trials()
     assert outcome.status == faults.CUDA_ERROR and outcome.message.startswith("inputs_late trial")
+
+
+def test_streams_the_candidate_makes_are_tracked_and_torchs_own_wrappers_are_not(monkeypatch):
+    import torch
+
+    class FakeStream:  # stands in for torch.cuda.Stream, which a CPU build cannot make
+        def __new__(cls, device=None, priority=0, **kwargs):
+            return object.__new__(cls)
+
+    monkeypatch.setattr(torch.cuda, "Stream", FakeStream)
+    monkeypatch.setattr(ordering, "_STREAMS", [])
+    ordering.track_streams()
+    made = [torch.cuda.Stream() for _ in range(3)]
+    torch.cuda.Stream(stream_id=7, device_index=0, device_type=1)  # as current_stream() wraps
+    assert [ref() for ref in ordering._STREAMS] == made
+    for _ in range(300):  # short-lived streams do not pile up
+        torch.cuda.Stream()
+    assert len(ordering._STREAMS) <= 256 + 1 and all(
+        any(ref() is stream for ref in ordering._STREAMS) for stream in made)
