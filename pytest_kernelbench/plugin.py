@@ -309,6 +309,8 @@ class KernelBenchRun:
             terminalreporter.write_line(line)
         for line in report.fallback_lines(records):
             terminalreporter.write_line(line, yellow=True)
+        for line in report.noise_lines(records):
+            terminalreporter.write_line(line, yellow=True)
         terminalreporter.write_sep("-", f"the same under upstream KernelBench "
                                    f"{self.settings.upstream_rules}'s rules (allclose only, "
                                    "inputs may change, no cheat checks, means)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import platform
 import subprocess
 import sys
@@ -81,6 +82,21 @@ def misnamed_lines(misnamed: list) -> list[str]:
     """Candidate files whose name names another problem than their id's (a likely typo)."""
     return [f"warning: {candidate.path} is judged as {problem.key} (its id), but its name says "
             f"otherwise" for candidate, problem in misnamed]
+
+
+def noise_lines(records: list[dict]) -> list[str]:
+    """One line when speedups rest on too few timed calls for an interval: a reading off 1.0
+    there (an honest candidate at 0.45x was seen on a CPU) is timing noise, not a verdict."""
+    timed = [r for r in records if r.get("speedup") is not None and r.get("baseline_stats")]
+    thin = [r for r in timed if not math.isfinite((r.get("speedup_interval") or [0, 0])[1])]
+    if not thin:
+        return []
+    calls = sorted({min(r["baseline_stats"]["n"], (r.get("candidate_stats") or {}).get("n", 0))
+                    for r in thin})
+    span = str(calls[0]) if len(calls) == 1 else f"{calls[0]}-{calls[-1]}"
+    return [f"note: {len(thin)} of {len(timed)} speedups rest on {span} timed call(s) a side, "
+            "too few for an interval: readings off 1.0 there may be noise (more with "
+            "--benchmark-max-time or --benchmark-min-rounds)"]
 
 
 def fallback_lines(records: list[dict]) -> list[str]:

@@ -172,3 +172,18 @@ def test_a_busy_host_is_told_from_hidden_time(timed, baseline_wall, slow):
     from pytest_kernelbench.timing import host_was_slow
 
     assert host_was_slow(10e-6, 40e-6, timed, 100e-6, baseline_wall, "cpu") is slow
+
+
+def test_the_summary_says_when_speedups_rest_on_too_few_calls_for_an_interval():
+    from pytest_kernelbench import report
+
+    def timed(n: int, interval: list[float]) -> dict:
+        return {"speedup": 0.45, "speedup_interval": interval,
+                "baseline_stats": {"n": n}, "candidate_stats": {"n": n}}
+
+    thin = [timed(3, [0.0, float("inf")]), timed(3, [0.0, float("inf")])]
+    assert report.noise_lines(thin + [timed(40, [0.97, 1.03])]) == [
+        "note: 2 of 3 speedups rest on 3 timed call(s) a side, too few for an interval: "
+        "readings off 1.0 there may be noise (more with --benchmark-max-time or "
+        "--benchmark-min-rounds)"]
+    assert report.noise_lines([timed(40, [0.97, 1.03]), {"speedup": None}]) == []
