@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -283,6 +284,9 @@ def forward(model, inputs: list, device: str):
     return out
 
 
+COMPILER_CACHES = re.compile(r"torchinductor|triton", re.IGNORECASE)
+
+
 def extension_libraries() -> list[str]:
     """Shared libraries the candidate built that the process has loaded (Linux:
     /proc/self/maps): from its build folder, or from a folder of its own choosing in the
@@ -302,7 +306,8 @@ def extension_libraries() -> list[str]:
              (folder, tempfile.gettempdir(),
               os.path.join(os.path.expanduser("~"), ".cache", "torch_extensions"))]
     return sorted(path for path in paths
-                  if any(os.path.realpath(path).startswith(root) for root in roots))
+                  if any(os.path.realpath(path).startswith(root) for root in roots)
+                  and not COMPILER_CACHES.search(path))  # torch.compile's, Triton's: not its own
 
 
 def tensors_only(values: list) -> list:
