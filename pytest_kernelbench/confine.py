@@ -217,6 +217,12 @@ def enter(policy: Policy) -> Applied:
     return applied
 
 
+def own_folder() -> Path | None:
+    """The folder a confined process may write and works in (its build folder, else its
+    scratch folder); None where this process entered no confinement."""
+    return Path.cwd() if ENTERED else None
+
+
 def _private_network(notes: list[str]) -> str:
     """A network namespace with nothing in it: directly where the process may (root), else
     inside a user namespace of its own that maps its own user ids."""
@@ -305,12 +311,6 @@ def _allow(ruleset: int, path: str, rights: int) -> None:
 
 ATTEMPTS: list[str] = []  # what this process tried and was refused, for its next reply
 ENTERED: list[Applied] = []  # the confinement this process entered, once it has
-
-
-def own_folder() -> Path | None:
-    """The folder a confined process may write and works in (its build folder, else its
-    scratch folder); None where this process entered no confinement."""
-    return Path.cwd() if ENTERED else None
 MAX_ATTEMPTS = 10
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _PATH_WRITES = {"os.remove": 1, "os.rmdir": 1, "os.mkdir": 1, "os.chmod": 1, "os.chown": 1,

@@ -65,15 +65,20 @@ def own_streams(device: str) -> list:
 
 
 def delay(stream=None) -> None:
-    """Keep stream (the current one when None) busy on the GPU for DELAY_CYCLES."""
+    """Keep stream (the current one when None) busy on the GPU for about 50 ms."""
+    import contextlib
+
     import torch
 
-    # torch.cuda._sleep is the one way torch offers to enqueue a GPU-side wait of known length.
-    if stream is None:
-        torch.cuda._sleep(DELAY_CYCLES)
-        return
-    with torch.cuda.stream(stream):
-        torch.cuda._sleep(DELAY_CYCLES)
+    with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
+        # torch.cuda._sleep is the one way torch offers to enqueue a GPU-side wait of known
+        # length; where a build lacks it, products of large matrices keep the stream busy.
+        if hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(DELAY_CYCLES)
+            return
+        square = torch.ones(8192, 8192, device=torch.cuda.current_device())
+        for _ in range(3):
+            square = square @ square / 8192
 
 
 def ordered_forward(model, inputs: list, device: str, order: str) -> Any:

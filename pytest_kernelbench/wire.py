@@ -61,7 +61,7 @@ def encode_value(value: Any, blobs: list[bytes], keep_alive: list | None = None)
     if isinstance(value, torch.Tensor) and type(value) not in (torch.Tensor, torch.nn.Parameter):
         # A subclass is judged by its type alone: none of its methods (clone, to, even is_cuda)
         # is called, since it may override them to fake or defer work.
-        return {"kind": "tensor", "type": type(value).__name__, "nbytes": 0}
+        return {"kind": "subclass", "type": type(value).__name__}
     if isinstance(value, torch.Tensor) and keep_alive is not None and value.is_cuda:
         return _share_cuda(value, keep_alive)
     if isinstance(value, torch.Tensor):
@@ -95,6 +95,8 @@ def decode_value(tree: dict, payload: memoryview, offset: list[int],
     import torch
 
     kind = tree["kind"]
+    if kind == "subclass":
+        return Subclass(str(tree.get("type")))
     if kind in ("tensor", "cuda_ipc") and tree.get("type") not in PLAIN_TENSOR_TYPES:
         # Skip its bytes; a subclass can defer or fake work, so it is judged by its type alone.
         offset[0] += int(tree.get("nbytes", 0))

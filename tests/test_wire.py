@@ -61,7 +61,13 @@ def test_a_subclass_is_sent_by_its_type_without_calling_its_methods():
         def to(self, *args, **kwargs):
             raise TypeError("no")
 
+    class Tensor(torch.Tensor):  # named like a plain tensor: still only its type is sent
+        pass
+
     deferred = torch.ones(3).as_subclass(Deferred)
+    blobs0: list[bytes] = []
+    named = wire.encode_value(torch.ones(3).as_subclass(Tensor), blobs0)
+    assert isinstance(wire.decode_value(named, memoryview(b""), [0]), wire.Subclass)
     for keep_alive in (None, []):
         blobs: list[bytes] = []
         tree = wire.encode_value(deferred, blobs, keep_alive)
