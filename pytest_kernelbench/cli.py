@@ -41,15 +41,16 @@ class UpstreamFiles:
 def load(path: Path, files: UpstreamFiles = UpstreamFiles()) -> tuple[dict, list[dict]]:
     """(the report without its records, or {} for a stream; the records). Upstream's own
     eval_results.json is read as records too."""
-    if path.suffix == ".json" and path.is_file():
-        document = json.loads(path.read_text())
-        if upstream_results.is_eval_results(document):
-            return {"config": {"p": files.p}}, _upstream_records(path, document, files)
-    records = resume.read_records(path)
+    read = resume.read_records  # its errors name the file
     if path.suffix == ".jsonl":
-        return {}, records
-    document = json.loads(path.read_text())
-    return {key: value for key, value in document.items() if key != "results"}, records
+        return {}, read(path)
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}, read(path)  # raises, saying what is wrong with which file
+    if upstream_results.is_eval_results(document):
+        return {"config": {"p": files.p}}, _upstream_records(path, document, files)
+    return {key: value for key, value in document.items() if key != "results"}, read(path)
 
 
 def _upstream_records(path: Path, document: dict, files: UpstreamFiles) -> list[dict]:

@@ -63,3 +63,10 @@ def test_an_upstream_file_without_its_level_is_refused_with_what_to_give(tmp_pat
     path.write_text(json.dumps(EVAL_RESULTS))
     assert cli.main(["summary", str(path)]) == 2
     assert "give --upstream-level" in capsys.readouterr().err
+
+
+def test_a_report_that_is_not_json_is_named_in_the_error(tmp_path, capsys):
+    path = tmp_path / "broken.json"
+    path.write_text("{not json")
+    assert cli.main(["summary", str(path)]) == 2
+    assert str(path) in capsys.readouterr().err
