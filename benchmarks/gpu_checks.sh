@@ -167,7 +167,7 @@ if [[ " $sections " == *" order "* ]]; then
     # real set twice (CUDA-L1's level 1, where present), whose verdicts must not move.
     echo "== order: stream-order, hostile and honest candidates (level1/19_ReLU), --kb-order-trials"
     python3 -m pytest -p no:cacheprovider -q -rfE --kb-device=cuda -k 19_ReLU --kb-trials=2 \
-        --kb-order-trials --kb-candidates=candidates/stream-order \
+        --kb-order-trials=on --kb-candidates=candidates/stream-order \
         --kb-candidates=candidates/hostile-gpu --kb-candidates=candidates/reference \
         --kb-candidates=candidates/examples --benchmark-max-time=0.05 \
         --kb-report="$out/order-sets.json" >"$out/order-sets.log" 2>&1
@@ -180,7 +180,7 @@ if [[ " $sections " == *" order "* ]]; then
         for run in $(seq 1 "${KB_ORDER_RUNS:-2}"); do
             start=$(date +%s)
             timeout -s INT "${KB_EVAL_LIMIT:-240}" python3 -m pytest -p no:cacheprovider -q \
-                -n "${KB_WORKERS:-4}" --kb-device=cuda --kb-order-trials --kb-level=1 \
+                -n "${KB_WORKERS:-4}" --kb-device=cuda --kb-order-trials=on --kb-level=1 \
                 --kb-problems=.third_party/v0/KernelBench --kb-candidates="$real" \
                 --kb-report="$out/order-real-$run.json" "$@" >"$out/order-real-$run.log" 2>&1
             echo "-- $real, run $run: $(tail -n 1 "$out/order-real-$run.log") ($(( $(date +%s) - start )) s)"

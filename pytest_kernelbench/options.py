@@ -137,6 +137,12 @@ def parse_tf32(text: str) -> str:
     return text
 
 
+def parse_on_off(text: str) -> bool:
+    if text not in ("on", "off"):
+        raise argparse.ArgumentTypeError(f"must be on or off, got {text!r}")
+    return text == "on"
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     from pytest_kernelbench.schedule import parse_shard as parse
 
@@ -272,11 +278,13 @@ OPTIONS: tuple[Option, ...] = (
            "tensors, as upstream KernelBench does. Default: a candidate that changes an input "
            "its reference leaves alone fails (mutated_input): in a real model that input may "
            "be used again.", kind="switch"),
-    Option("--kb-order-trials", "order_trials", "on CUDA, after the correctness trials pass, "
-           "two stream-order trials (one delays the caller's stream before it writes the inputs, "
-           "one delays the candidate's own streams): a candidate whose output depends on work "
-           "not ordered with the caller's stream fails with status race, on every run alike "
-           "(default: off).", kind="switch"),
+    Option("--kb-order-trials", "order_trials", "on: on CUDA, after the correctness trials "
+           "pass, two stream-order trials (one delays the caller's stream before it writes the "
+           "inputs, one delays the candidate's own streams): a candidate whose output depends on "
+           "GPU work not ordered with the caller's stream fails with status race, on every run "
+           "alike; off: no such trials, and a missing order shows only as it happens to "
+           "(default: {default}).", "on|off", parse_on_off,
+           shown=lambda on: "on" if on else "off"),
     Option("--kb-upstream-rules", "upstream_rules", "the upstream KernelBench rules each record's "
            "`upstream` verdict and the second summary table follow: v0 (atol = rtol = 1e-2, as "
            "in the paper) or main (1e-4 for fp32) (default: {default}).", "VERSION",
@@ -376,7 +384,7 @@ class Settings:
     costs_path: Path | None = None  # an earlier report whose timings order cases under xdist
     upstream_rules: str = "v0"
     allow_input_changes: bool = False
-    order_trials: bool = False
+    order_trials: bool = True
     confine: str = "auto"
     shard: tuple[int, int] | None = None  # (index from 1, count)
     resume_path: Path | None = None

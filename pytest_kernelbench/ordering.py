@@ -17,7 +17,6 @@ use it, and judged against the reference like any trial. Runs in the candidate's
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 ORDERS = ("inputs_late", "own_streams_late")
@@ -25,11 +24,16 @@ ORDERS = ("inputs_late", "own_streams_late")
 # than launching a forward pass takes on the host.
 DELAY_CYCLES = 100_000_000
 
-_STREAMS: list = []  # weak references (or holders) of the streams made
+# What identifies each stream made: (device_index, stream_id, device_type). Identities, not
+# the stream objects or weak references to them: torch's CUDA stream type keeps a weak-reference
+# list that its deallocator does not clear, so a weak reference to a stream that was freed
+# points at freed memory (calling it crashed the process on an H200). The CUDA streams behind
+# them come from a small pool, so the set stays small however many objects a candidate makes.
+_STREAMS: set[tuple[int, int, int]] = set()
 
 
 def track_streams() -> None:
-    """Remember every torch.cuda.Stream made in this process from now on (weakly)."""
+    """Remember every torch.cuda.Stream made in this process from now on."""
     import torch
 
     stream_class = torch.cuda.Stream
@@ -39,14 +43,8 @@ def track_streams() -> None:
 
     def tracked_new(cls, *args, **kwargs):
         stream = make(cls, *args, **kwargs)
-        if "stream_id" in kwargs:  # torch wrapping a stream that exists (current_stream() ...)
-            return stream
-        if len(_STREAMS) >= 256:  # drop the streams that are gone
-            _STREAMS[:] = [ref for ref in _STREAMS if ref() is not None]
-        try:
-            _STREAMS.append(weakref.ref(stream))
-        except TypeError:  # no weak references to this type: hold it (streams are pooled)
-            _STREAMS.append(lambda: stream)
+        if "stream_id" not in kwargs:  # not torch wrapping one that exists (current_stream())
+            _STREAMS.add((stream.device_index, stream.stream_id, stream.device_type))
         return stream
 
     stream_class.__new__ = staticmethod(tracked_new)  # type: ignore[method-assign]
@@ -54,14 +52,16 @@ def track_streams() -> None:
 
 
 def own_streams(device: str) -> list:
-    """The live streams the candidate made on device, other than the current stream."""
+    """The streams the candidate made on device, other than the current stream."""
     import torch
 
     current = torch.cuda.current_stream(device)
     index = torch.device(device).index
     index = torch.cuda.current_device() if index is None else index
-    live = [ref() for ref in _STREAMS]
-    return [s for s in live if s is not None and s.device.index == index and s != current]
+    return [torch.cuda.Stream(stream_id=stream_id, device_index=device_index,
+                              device_type=device_type)
+            for device_index, stream_id, device_type in sorted(_STREAMS)
+            if device_index == index and stream_id != current.stream_id]
 
 
 def delay(stream=None) -> None:

@@ -68,17 +68,25 @@ def test_a_fault_in_an_order_trial_keeps_its_own_status():
 def test_streams_the_candidate_makes_are_tracked_and_torchs_own_wrappers_are_not(monkeypatch):
     import torch
 
+    made_ids = iter(range(100, 10_000))
+
     class FakeStream:  # stands in for torch.cuda.Stream, which a CPU build cannot make
         def __new__(cls, device=None, priority=0, **kwargs):
-            return object.__new__(cls)
+            stream = object.__new__(cls)
+            stream.stream_id = kwargs.get("stream_id", next(made_ids) % 32 + 100)  # a pool
+            stream.device_index, stream.device_type = kwargs.get("device_index", 0), 1
+            return stream
 
     monkeypatch.setattr(torch.cuda, "Stream", FakeStream)
-    monkeypatch.setattr(ordering, "_STREAMS", [])
+    monkeypatch.setattr(ordering, "_STREAMS", set())
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: FakeStream(
+        stream_id=7, device_index=0, device_type=1))
     ordering.track_streams()
     made = [torch.cuda.Stream() for _ in range(3)]
     torch.cuda.Stream(stream_id=7, device_index=0, device_type=1)  # as current_stream() wraps
-    assert [ref() for ref in ordering._STREAMS] == made
-    for _ in range(300):  # short-lived streams do not pile up
+    assert ordering._STREAMS == {(0, s.stream_id, 1) for s in made}
+    for _ in range(300):  # short-lived streams from the pool do not pile up
         torch.cuda.Stream()
-    assert len(ordering._STREAMS) <= 256 + 1 and all(
-        any(ref() is stream for ref in ordering._STREAMS) for stream in made)
+    assert len(ordering._STREAMS) == 32
+    seen = ordering.own_streams("cuda:0")
+    assert len(seen) == 32 and 7 not in {s.stream_id for s in seen}

@@ -1,5 +1,5 @@
 """Cheat: runs the work on a side stream, so events recorded on the current stream see nothing."""
-# expect: cheat  (what the harness must say; benchmarks/expected_verdicts.py)
+# expect: cheat|race  (what the harness must say; benchmarks/expected_verdicts.py)
 
 import torch
 import torch.nn as nn
