@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu devices
-#         confine real upstream order compile"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
+#         confine real upstream order compile precision"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
@@ -189,6 +189,25 @@ if [[ " $sections " == *" order "* ]]; then
         [[ "${KB_ORDER_RUNS:-2}" -ge 2 ]] && { python3 benchmarks/agreement.py stability \
             "$out/order-real-1.json" "$out/order-real-2.json" || failed=1; }
     fi
+fi
+
+if [[ " $sections " == *" precision "* ]]; then
+    # The reference and example sets cast to fp16 and bf16 (eager PyTorch at the problem's own
+    # precision must pass), then the suite's audit cast to bf16.
+    pick="${KB_PRECISION_K:-1_Square or 4_Matrix_vector or 19_ReLU or 23_Softmax or 36_RMSNorm or 40_LayerNorm or 42_Max_Pooling_2D or 47_Sum or 54_conv or 88_MinGPTNewGelu or 95_CrossEntropy or 97_Cosine}"
+    for precision in fp16 bf16; do
+        timeout -s INT "${KB_EVAL_LIMIT:-200}" python3 -m pytest -p no:cacheprovider -q \
+            --kb-device=cuda --kb-precision=$precision --kb-level=1 -k "$pick" \
+            --kb-candidates=candidates/reference --kb-candidates=candidates/examples \
+            --benchmark-max-time=0.2 --kb-report="$out/precision-$precision.json" "$@" \
+            >"$out/precision-$precision.log" 2>&1
+        echo "-- $precision: $(tail -n 1 "$out/precision-$precision.log")"
+        python3 benchmarks/summarize_report.py "$out/precision-$precision.json"
+    done
+    timeout -s INT "${KB_AUDIT_LIMIT:-150}" python3 -m pytest_kernelbench.audit --device cuda \
+        --precision bf16 --level 1 >"$out/audit-bf16.md" 2>"$out/audit-bf16.log"
+    tail -n 1 "$out/audit-bf16.md"
+    grep -E '\| FINDING' "$out/audit-bf16.md" | head -40
 fi
 
 if [[ " $sections " == *" ncu "* ]]; then
