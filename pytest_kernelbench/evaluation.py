@@ -114,6 +114,8 @@ class Evaluator:
         self._reference: Any = None
         self._expected: dict[int, Any] = {}
         self._reference_mutates = False
+        self._stateful = ""  # why the loaded problem's reference cannot be judged against
+        self._stochastic = False  # whether it draws random numbers in forward
         self._per_problem: dict[str, Any] = {}  # baseline facts measured here, once per problem
         self._ceilings: dict[str, roofline.Ceilings] = {}
         self._retimed: set[str] = set()  # baseline cache keys timed afresh in this run
@@ -308,6 +310,12 @@ class Evaluator:
     def _check_timed_outputs(self, case: Case, record: dict, reply) -> Outcome | None:
         """A cheat verdict when the output of a timed call, as returned, is wrong for its
         inputs (cached, replayed, or read before the inputs were written)."""
+        self._reference_output(case, self._input_seed(0))  # the problem's facts, loaded
+        if self._stochastic:
+            record["flags"] = record.get("flags", []) + [
+                "timed outputs not checked: the reference draws random numbers in forward, so "
+                "only the seeded correctness trials have one right answer"]
+            return None
         timed = [(item["seed"], value) for item, value in zip(reply.header["timed_outputs"],
                                                               reply.extra["timed_outputs"])]
         for seed, value in timed:
@@ -745,19 +753,47 @@ class Evaluator:
             self._expected = {}
             self._reference_mutates = False
             self._per_problem = {}
+            self._stateful = ""
+            self._stochastic = False
         if seed not in self._expected:
+            first = not self._expected
             try:
                 inputs = loading.make_inputs(self._problem, seed, self.device)
                 pristine = loading.clone_inputs(inputs)
                 with torch.no_grad():
                     self._expected[seed] = self._reference(*inputs)
+                    if first:
+                        self._stateful = self._state_kept(case, self._expected[seed], seed)
             except Exception as exc:
                 raise ProblemError(f"its inputs or reference failed: "
                                    f"{faults.describe_exception(exc)}") from exc
             self._reference_mutates |= any(
                 isinstance(a, torch.Tensor) and not torch.equal(a, b)
                 for a, b in zip(inputs, pristine))
+        if self._stateful:
+            raise ProblemError(self._stateful)
         return self._expected[seed]
+
+    def _state_kept(self, case: Case, output: Any, seed: int) -> str:
+        """Why the reference cannot be judged against, when a second call on the same draw
+        (same inputs, same random state) answers otherwise: its forward keeps state (upstream
+        v0's VanillaRNN overwrites its hidden state), so the expected answer depends on how
+        often a model was called, and a candidate that keeps the same state would fail its
+        timed calls for being faithful. "" for a reference that answers alike."""
+        inputs = loading.make_inputs(self._problem, seed, self.device)
+        again = self._reference(*inputs)
+        atol, rtol = self.tolerances(case)
+        verdict = correctness.compare(output, again, atol, rtol)
+        if verdict.passed:
+            # A third call, the random state not repeated: a reference that draws random
+            # numbers in forward (train-mode dropout) has one right answer per seeded trial,
+            # none for the unseeded timed calls.
+            self._stochastic = not correctness.compare(output, self._reference(*inputs),
+                                                       atol, rtol).passed
+            return ""
+        return ("its reference answers the same inputs differently on a second call (its "
+                "forward keeps state between calls), so no candidate can be judged against it: "
+                + verdict.message.splitlines()[0])
 
 
     def _precise_output(self, case: Case, seed: int) -> Any:

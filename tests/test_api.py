@@ -52,3 +52,70 @@ def test_bad_arguments_are_named():
         Session(device="tpu")
     with pytest.raises(FileNotFoundError, match="no such file: nowhere.py"):
         evaluate(RELU, "nowhere.py", **FAST)
+
+
+STATEFUL = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Keeps its hidden state from call to call, as upstream v0's VanillaRNN does."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(8, 8)
+        self.hidden = torch.zeros(4, 8)
+
+    def forward(self, x):
+        self.hidden = torch.tanh(self.cell(x + self.hidden.to(x.device)))
+        return self.hidden
+
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+DROPOUT = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(x) * 2
+
+
+def get_inputs():
+    return [torch.randn(64, 64)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_reference_that_keeps_state_between_calls_is_the_problem_s_fault():
+    # A faithful copy keeps the same state, so its timed calls drift from the reference's
+    # answers: blaming it would be a false verdict.
+    faithful = STATEFUL.replace("class Model(", "class ModelNew(")
+    result = valid(evaluate(STATEFUL, faithful, **FAST))
+    assert result["status"] == "problem_error"
+    assert "answers the same inputs differently on a second call" in result["error"]
+
+
+def test_a_reference_drawing_random_numbers_in_forward_is_not_called_stateful():
+    # The second call repeats the draw's random state, so train-mode dropout answers alike;
+    # timed calls are not seeded, so their outputs have no one right answer to be held to.
+    copy = DROPOUT.replace("class Model(", "class ModelNew(")
+    result = valid(evaluate(DROPOUT, copy, **FAST, mode="train"))
+    assert result["status"] == "passed", result["error"]
+    assert any("timed outputs not checked" in flag for flag in result["flags"])
