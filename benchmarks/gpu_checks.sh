@@ -194,7 +194,7 @@ fi
 if [[ " $sections " == *" precision "* ]]; then
     # The reference and example sets cast to fp16 and bf16 (eager PyTorch at the problem's own
     # precision must pass), then the suite's audit cast to bf16.
-    pick="${KB_PRECISION_K:-1_Square or 4_Matrix_vector or 19_ReLU or 23_Softmax or 36_RMSNorm or 40_LayerNorm or 42_Max_Pooling_2D or 47_Sum or 54_conv or 88_MinGPTNewGelu or 95_CrossEntropy or 97_Cosine}"
+    pick="${KB_PRECISION_K:-1_Square or 4_Matrix_vector or 19_ReLU or 23_Softmax or 36_RMSNorm or 40_LayerNorm or 42_Max_Pooling_2D or 47_Sum or 54_conv or 88_MinGPTNewGelu or 95_CrossEntropy or 97_ScaledDotProduct}"
     for precision in fp16 bf16; do
         timeout -s INT "${KB_EVAL_LIMIT:-200}" python3 -m pytest -p no:cacheprovider -q \
             --kb-device=cuda --kb-precision=$precision --kb-level=1 -k "$pick" \
