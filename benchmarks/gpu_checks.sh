@@ -193,8 +193,8 @@ fi
 
 if [[ " $sections " == *" precision "* ]]; then
     # The reference and example sets cast to fp16 and bf16 (eager PyTorch at the problem's own
-    # precision must pass), then the suite's audit cast to bf16.
-    pick="${KB_PRECISION_K:-1_Square or 4_Matrix_vector or 19_ReLU or 23_Softmax or 36_RMSNorm or 40_LayerNorm or 42_Max_Pooling_2D or 47_Sum or 54_conv or 88_MinGPTNewGelu or 95_CrossEntropy or 97_ScaledDotProduct}"
+    # precision must pass, and so must the examples), then the suite's audit cast to each.
+    pick="${KB_PRECISION_K:-1_Square or 4_Matrix_vector or 19_ReLU or 23_Softmax or 25_Swish or 30_Softsign or 36_RMSNorm or 40_LayerNorm or 42_Max_Pooling_2D or 47_Sum or 54_conv or 88_MinGPTNewGelu or 95_CrossEntropy or 97_ScaledDotProduct}"
     for precision in fp16 bf16; do
         timeout -s INT "${KB_EVAL_LIMIT:-200}" python3 -m pytest -p no:cacheprovider -q \
             --kb-device=cuda --kb-precision=$precision --kb-level=1 -k "$pick" \
@@ -204,10 +204,13 @@ if [[ " $sections " == *" precision "* ]]; then
         echo "-- $precision: $(tail -n 1 "$out/precision-$precision.log")"
         python3 benchmarks/summarize_report.py "$out/precision-$precision.json"
     done
-    timeout -s INT "${KB_AUDIT_LIMIT:-150}" python3 -m pytest_kernelbench.audit --device cuda \
-        --precision bf16 --level 1 >"$out/audit-bf16.md" 2>"$out/audit-bf16.log"
-    tail -n 1 "$out/audit-bf16.md"
-    grep -E '\| FINDING' "$out/audit-bf16.md" | head -40
+    for precision in ${KB_AUDIT_PRECISIONS:-bf16}; do
+        timeout -s INT "${KB_AUDIT_LIMIT:-150}" python3 -m pytest_kernelbench.audit --device cuda \
+            --precision "$precision" --level "${KB_AUDIT_LEVELS:-1}" \
+            >"$out/audit-$precision.md" 2>"$out/audit-$precision.log"
+        echo "-- audit at $precision: $(tail -n 1 "$out/audit-$precision.md")"
+        grep -E '\| FINDING' "$out/audit-$precision.md" | head -40
+    done
 fi
 
 if [[ " $sections " == *" ncu "* ]]; then
