@@ -781,15 +781,17 @@ class Evaluator:
         often a model was called, and a candidate that keeps the same state would fail its
         timed calls for being faithful. "" for a reference that answers alike."""
         inputs = loading.make_inputs(self._problem, seed, self.device)
+        before = loading.rng_states(self.device)
         again = self._reference(*inputs)
         atol, rtol = self.tolerances(case)
         verdict = correctness.compare(output, again, atol, rtol)
         if verdict.passed:
-            # A third call, the random state not repeated: a reference that draws random
-            # numbers in forward (train-mode dropout) has one right answer per seeded trial,
-            # none for the unseeded timed calls.
-            self._stochastic = not correctness.compare(output, self._reference(*inputs),
-                                                       atol, rtol).passed
+            # A reference that draws random numbers in forward (train-mode dropout) has one
+            # right answer per seeded trial, none for the unseeded timed calls: when forward
+            # moved the random state, a third call without repeating it tells.
+            if loading.rng_states(self.device) != before:
+                self._stochastic = not correctness.compare(
+                    output, self._reference(*inputs), atol, rtol).passed
             return ""
         return ("its reference answers the same inputs differently on a second call (its "
                 "forward keeps state between calls), so no candidate can be judged against it: "

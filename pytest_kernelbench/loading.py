@@ -191,6 +191,16 @@ def make_inputs(problem: ModuleType, seed: int, device: str) -> list[Any]:
     return cast([x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs])
 
 
+def rng_states(device: str) -> list[bytes]:
+    """The random generators' states that a forward on device can draw from."""
+    import torch
+
+    states = [torch.random.get_rng_state()]
+    if device.startswith("cuda"):
+        states.append(torch.cuda.get_rng_state(device))
+    return [bytes(state.numpy()) for state in states]
+
+
 def build_model(cls: type, init_args: list[Any], seed: int, device: str, mode: str):
     """Seed, construct on the CPU, move to the device, and put in eval or train mode.
 

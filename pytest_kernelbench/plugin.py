@@ -289,6 +289,7 @@ class KernelBenchRun:
             if name == "kernelbench" and isinstance(value, dict):
                 self.results.add(value["record"], value["stage"])
 
+    @pytest.hookimpl(trylast=True)  # after pytest-benchmark's tables: fast_p is read last
     def pytest_terminal_summary(self, terminalreporter, config: pytest.Config) -> None:
         # The report is already written (pytest_sessionfinish); this only displays.
         if xdist_worker(config) is not None or not self.results.records \
