@@ -784,16 +784,13 @@ class Evaluator:
         before = loading.rng_states(self.device)
         again = self._reference(*inputs)
         atol, rtol = self.tolerances(case)
-        # Only elementwise differences count: two calls of a GPU reference whose answer is
-        # rounding noise can differ by the whole-tensor rule alone (atomics add in any order).
-        differs = lambda verdict: not verdict.passed and verdict.rule != correctness.WHOLE_TENSOR  # noqa: E731
         verdict = correctness.compare(output, again, atol, rtol)
-        if not differs(verdict):
+        if not differs_elementwise(verdict):
             # A reference that draws random numbers in forward (train-mode dropout) has one
             # right answer per seeded trial, none for the unseeded timed calls: when forward
             # moved the random state, a third call without repeating it tells.
             if loading.rng_states(self.device) != before:
-                self._stochastic = differs(correctness.compare(
+                self._stochastic = differs_elementwise(correctness.compare(
                     output, self._reference(*inputs), atol, rtol))
             return ""
         return ("its reference answers the same inputs differently on a second call (its "
@@ -899,6 +896,13 @@ class _Trials:
         self.failed = True
         self.record.update(correct=False, status=status, error=message)
         return Outcome(status, message, details, record=self.record)
+
+
+def differs_elementwise(verdict: correctness.Verdict) -> bool:
+    """Whether two answers differ beyond the tolerance element by element: two calls of a GPU
+    reference whose answer is rounding noise can differ by the whole-tensor rule alone (its
+    atomics add in any order)."""
+    return not verdict.passed and verdict.rule != correctness.WHOLE_TENSOR
 
 
 def stream_hint(record: dict) -> str:
