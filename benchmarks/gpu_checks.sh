@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu devices
-#         confine real upstream order compile precision"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
-#        [KB_AUDIT_LEVELS=1,2,3]
+#         confine real upstream order compile precision attribution"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
+#        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level_1_problem_6_ ..."]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
 #        bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
@@ -204,12 +204,45 @@ if [[ " $sections " == *" precision "* ]]; then
         echo "-- $precision: $(tail -n 1 "$out/precision-$precision.log")"
         python3 benchmarks/summarize_report.py "$out/precision-$precision.json"
     done
+    # One audit process per precision and level, side by side (its checks time nothing that
+    # a verdict depends on); the attribution section, if asked, runs meanwhile.
+    audits=()
     for precision in ${KB_AUDIT_PRECISIONS:-bf16}; do
-        timeout -s INT "${KB_AUDIT_LIMIT:-150}" python3 -m pytest_kernelbench.audit --device cuda \
-            --precision "$precision" --level "${KB_AUDIT_LEVELS:-1}" \
-            >"$out/audit-$precision.md" 2>"$out/audit-$precision.log"
-        echo "-- audit at $precision: $(tail -n 1 "$out/audit-$precision.md")"
-        grep -E '\| FINDING' "$out/audit-$precision.md" | head -40
+        for level in ${KB_AUDIT_LEVELS:-1}; do
+            timeout -s INT "${KB_AUDIT_LIMIT:-150}" python3 -m pytest_kernelbench.audit \
+                --device cuda --precision "$precision" --level "$level" \
+                >"$out/audit-$precision-$level.md" 2>"$out/audit-$precision-$level.log" &
+            audits+=("$precision-$level")
+        done
+    done
+fi
+
+if [[ " $sections " == *" attribution "* ]]; then
+    # Kernel names read from a CUDA graph beside a profiler session, on our sets and on a
+    # real generated set (KB_ATTRIBUTION_K: substrings of its candidates' cases).
+    echo "== kernel attribution: CUDA graph against the profiler"
+    for set in examples hostile-gpu stream-order torch_compile reference; do
+        python3 benchmarks/attribution_check.py "$out/attribution-$set.jsonl" \
+            --candidates "candidates/$set" --level 1,2,3 --jobs 8 \
+            $( [[ $set == torch_compile || $set == reference ]] && printf -- '-k %s ' 19_ReLU 23_Softmax 40_LayerNorm 1_Square 12_Gemm 3_DeepNarrowMLP ) \
+            >"$out/attribution-$set.log" 2>&1
+        echo "-- $set: $(tail -n 1 "$out/attribution-$set.log")"
+        grep -E '^(differs|not own|not captured|error)' "$out/attribution-$set.log" | cut -c1-200 | head -12
+    done
+    if [[ -n "${KB_ATTRIBUTION_K:-}" ]]; then
+        python3 benchmarks/attribution_check.py "$out/attribution-real.jsonl" --jobs 16 \
+            --problems .third_party/v0/KernelBench --candidates "${KB_REAL_SET:-.third_party/cudal1/h100}" \
+            $(printf -- '-k %s ' $KB_ATTRIBUTION_K) >"$out/attribution-real.log" 2>&1
+        echo "-- real: $(tail -n 1 "$out/attribution-real.log")"
+        grep -E '^(differs|not own|not captured|error)' "$out/attribution-real.log" | cut -c1-240 | head -30
+    fi
+fi
+
+if [[ -n "${audits:-}" ]]; then
+    wait
+    for name in "${audits[@]}"; do
+        echo "-- audit at $name: $(tail -n 1 "$out/audit-$name.md")"
+        grep -E '\| FINDING' "$out/audit-$name.md" | head -40
     done
 fi
 

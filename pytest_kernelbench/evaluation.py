@@ -299,10 +299,11 @@ class Evaluator:
         if self.device == "cpu":
             ratio = self._bound_by_harness_clock(case, record, seeds, ratio, wall_s,
                                                  worker_baseline_s, notes)
-        record.update(custom_kernels=None, torch_only=None)  # unknown unless profiled
-        if worth_profiling(ratio, record.get("speedup_interval"), self.settings.p,
-                           self.settings.require_kernel):
-            self._note_kernels(case, record, facts["kernels"])
+        # unknown unless read
+        record.update(custom_kernels=None, torch_only=None, kernel_attribution=None)
+        self._note_kernels(case, record, facts["kernels"],
+                           profiler=worth_profiling(ratio, record.get("speedup_interval"),
+                                                    self.settings.p, self.settings.require_kernel))
         self._note_speed_of_light(record, facts, record["candidate_time"])
         record["flags"] = record.get("flags", []) + notes + self._flags(record, ratio)
         return self._speed_verdict(record, ratio, samples["candidate"])
@@ -562,7 +563,7 @@ class Evaluator:
             on_cuda = self.device.startswith("cuda")
             self._per_problem.update({
                 "wall_s": self._baseline_wall_s(case, sets),
-                "kernels": launched_kernels(self._reference, sets[0], self.device)
+                "kernels": launched_kernels(self._reference, sets[0], self.device)[0]
                 if on_cuda else None,
                 "cost": roofline.problem_cost(self._reference, sets[0]),
                 "dtype": input_dtype(sets[0]),
@@ -655,20 +656,23 @@ class Evaluator:
                                            f"input {index} was modified in place by forward")
         return None
 
-    def _note_kernels(self, case: Case, record: dict, baseline_kernels: list[str] | None) -> None:
-        """Which kernels ran, from the profiler (on CUDA only: baseline_kernels is None elsewhere).
-
-        A profiler session costs seconds in a fresh process (CUPTI starts up), so it runs only
-        for candidates faster than p (see _speed for which).
+    def _note_kernels(self, case: Case, record: dict, baseline_kernels: list[str] | None,
+                      profiler: bool) -> None:
+        """Which kernels ran (on CUDA only: baseline_kernels is None elsewhere), read from a
+        CUDA graph of one call. Where the call cannot be captured, a profiler session answers,
+        which costs seconds in a fresh process (CUPTI starts up): only when profiler is true.
         """
         if baseline_kernels is None:
             return
-        reply = self._ask(record, "profile", case, input_seed=self._input_seed(0))
-        if isinstance(reply, Fault):
+        reply = self._ask(record, "profile", case, input_seed=self._input_seed(0),
+                          profiler=profiler)
+        if isinstance(reply, Fault) or reply.header["kernels"] is None:
             return
         names = reply.header["kernels"]
-        own = custom_kernels(names, baseline_kernels)
-        record.update(custom_kernels=own, torch_only=not own, launched_kernels=len(names))
+        own = custom_kernels(names, baseline_kernels,
+                             case.candidate.path.read_text(errors="replace"))
+        record.update(custom_kernels=own, torch_only=not own, launched_kernels=len(names),
+                      kernel_attribution=reply.header["attribution"])
 
     def _flags(self, record: dict, ratio: float) -> list[str]:
         flags = []
@@ -971,11 +975,12 @@ def note_float64_reading(record: dict, precision: str, own_error: float) -> None
 
 def worth_profiling(speedup: float, interval: list[float] | None, p: float,
                     require_kernel: bool) -> bool:
-    """Whether to ask which kernels a candidate launched (a profiler session costs seconds).
+    """Whether to profile a candidate whose call cannot be captured in a CUDA graph (a
+    profiler session costs seconds; a graph, milliseconds, so every candidate gets that).
 
     Under --kb-require-kernel the answer decides the verdict of any candidate faster than p;
-    otherwise it is a flag, worth it only when the speedup is above p beyond timing noise: a
-    candidate at 1.00x lands above 1 half the time.
+    otherwise it is a flag, worth a profiler session only when the speedup is above p beyond
+    timing noise: a candidate at 1.00x lands above 1 half the time.
     """
     if speedup <= p:
         return False

@@ -1,12 +1,19 @@
 """Which GPU kernels a candidate launched: its own, or only PyTorch's and its libraries'.
 
 Generated kernels often wrap their build in try/except and fall back to PyTorch, then report
-success. The worker records the kernel names one call launches (torch.profiler); a candidate
-whose kernels all come from ATen, cuBLAS, cuDNN or CUTLASS is `torch_only`.
+success. The worker records the kernel names one call launches; a candidate whose kernels all
+come from ATen, cuBLAS, cuDNN or CUTLASS is `torch_only`.
+
+The names come from a CUDA graph of one call, read node by node through the driver API: a few
+milliseconds, where a profiler session costs seconds in a fresh process (CUPTI starts up). A
+call that cannot be captured (it synchronises, or uses the legacy default stream) is profiled
+instead. The graph is read and dropped, never replayed.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import re
 
 LIBRARY_KERNEL = re.compile(
@@ -17,27 +24,184 @@ LIBRARY_KERNEL = re.compile(
     r"elementwise_kernel|reduce_kernel|vectorized_|unrolled_|kernel_launch_wrapper"
 )
 
+# CUgraphNodeType values (cuda.h)
+NODE_KERNEL, NODE_MEMCPY, NODE_MEMSET, NODE_CHILD_GRAPH, NODE_CONDITIONAL = 0, 1, 2, 4, 13
 
-def custom_kernels(candidate: list[str], baseline: list[str]) -> list[str]:
-    """Kernels the candidate launched that neither the baseline nor PyTorch's libraries launch."""
+
+def custom_kernels(candidate: list[str], baseline: list[str], source: str) -> list[str]:
+    """Kernels the candidate launched that are its own: not launched by the baseline, not
+    from PyTorch's libraries, and named in the candidate's source (a CUDA `__global__`, a
+    Triton `@triton.jit` function, a raw kernel's text).
+
+    The last test is what tells the candidate's code from PyTorch's other kernels: cuDNN picks
+    kernels the eager reference never launched (`convolve_common_engine_float_NHWC`,
+    `memcpy32_post`) once a candidate switches to channels-last or `cudnn.benchmark`, and
+    torch.compile and TorchScript generate kernels (`triton_poi_fused_...`, `fused_mul_gelu`)
+    that no source names; none of them is a kernel the candidate wrote.
+    """
     known = set(baseline)
-    return [name for name in candidate if name not in known and not LIBRARY_KERNEL.search(name)]
+    return [name for name in candidate if name not in known and not LIBRARY_KERNEL.search(name)
+            and re.search(rf"\b{re.escape(base_name(name))}\b", source)]
 
 
-def launched_kernels(model, inputs: list, device: str) -> list[str]:
-    """Names of the GPU kernels one forward call launches (after one warm call)."""
+def base_name(kernel: str) -> str:
+    """A kernel's own identifier: 'void ns::relu_kernel<4>(float*, int)' -> 'relu_kernel'."""
+    text = kernel.replace("(anonymous namespace)", "anonymous")
+    depth, kept = 0, []
+    for char in text:
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            if char == "(":
+                break
+            kept.append(char)
+    words = "".join(kept).split()
+    return words[-1].split("::")[-1] if words else kernel
+
+
+def launched_kernels(model, inputs: list, device: str,
+                     profile: bool = True) -> tuple[list[str] | None, str]:
+    """(names of the GPU kernels one forward call launches, how they were found: 'graph' or
+    'profiler'), after one warm call; (None, 'none') where the call cannot be captured and
+    profile is False."""
     import torch
-    from torch.profiler import ProfilerActivity, profile
 
     from pytest_kernelbench.timing import forward_async
 
-    def call() -> None:
-        forward_async(model, inputs)
-        torch.cuda.synchronize(device)
+    forward_async(model, inputs)  # lazy builds and autotuning stay out of what is read
+    torch.cuda.synchronize(device)
+    names = captured_kernels(lambda: forward_async(model, inputs), device)
+    if names is not None:
+        return names, "graph"
+    if not profile:
+        return None, "none"
+    return profiled_kernels(lambda: forward_async(model, inputs), device), "profiler"
 
-    call()  # lazy builds and autotuning stay out of the profile
+
+def profiled_kernels(call, device: str) -> list[str]:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         call()
-    names = {event.name for event in prof.events()
-             if event.device_type == torch.autograd.DeviceType.CUDA}
+        torch.cuda.synchronize(device)
+    return sorted({event.name for event in prof.events()
+                   if event.device_type == torch.autograd.DeviceType.CUDA})
+
+
+def captured_kernels(call, device: str) -> list[str] | None:
+    """The kernel names in a CUDA graph of call, or None where it cannot be captured or read."""
+    import torch
+
+    try:
+        graph = torch.cuda.CUDAGraph(keep_graph=True)
+    except TypeError:  # a torch without keep_graph
+        return None
+    try:
+        with torch.cuda.device(device):
+            side = torch.cuda.Stream(device)
+            side.wait_stream(torch.cuda.current_stream(device))
+            with torch.cuda.graph(graph, stream=side):
+                call()
+            torch.cuda.current_stream(device).wait_stream(side)
+        return graph_node_names(graph.raw_cuda_graph())
+    except Exception:  # noqa: BLE001 - a capture refused by CUDA, or a call that broke it
+        return None
+    finally:
+        del graph
+
+
+class _KernelNodeParams(ctypes.Structure):  # CUDA_KERNEL_NODE_PARAMS_v2
+    _fields_ = [("func", ctypes.c_void_p), ("grid", ctypes.c_uint * 3),
+                ("block", ctypes.c_uint * 3), ("shared_bytes", ctypes.c_uint),
+                ("params", ctypes.c_void_p), ("extra", ctypes.c_void_p),
+                ("kern", ctypes.c_void_p), ("ctx", ctypes.c_void_p)]
+
+
+class DriverError(RuntimeError):
+    pass
+
+
+@functools.cache
+def _driver():
+    return ctypes.CDLL("libcuda.so.1")
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        raise DriverError(f"{what}: CUresult {result}")
+
+
+def graph_node_names(raw_graph: int) -> list[str]:
+    """Sorted distinct names of a CUDA graph's kernels (memcpy and memset nodes as 'Memcpy'
+    and 'Memset', as the profiler names them), child graphs included."""
+    cu = _driver()
+    names: set[str] = set()
+    pending = [ctypes.c_void_p(raw_graph)]
+    while pending:
+        graph = pending.pop()
+        count = ctypes.c_size_t(0)
+        _check(cu.cuGraphGetNodes(graph, None, ctypes.byref(count)), "cuGraphGetNodes")
+        nodes = (ctypes.c_void_p * count.value)()
+        _check(cu.cuGraphGetNodes(graph, nodes, ctypes.byref(count)), "cuGraphGetNodes")
+        for handle in nodes[:count.value]:
+            node = ctypes.c_void_p(handle)
+            kind = ctypes.c_int(-1)
+            _check(cu.cuGraphNodeGetType(node, ctypes.byref(kind)), "cuGraphNodeGetType")
+            if kind.value == NODE_KERNEL:
+                names.add(demangle(_kernel_name(cu, node)))
+            elif kind.value == NODE_MEMCPY:
+                names.add("Memcpy")
+            elif kind.value == NODE_MEMSET:
+                names.add("Memset")
+            elif kind.value == NODE_CHILD_GRAPH:
+                child = ctypes.c_void_p()
+                _check(cu.cuGraphChildGraphNodeGetGraph(node, ctypes.byref(child)),
+                       "cuGraphChildGraphNodeGetGraph")
+                pending.append(child)
+            elif kind.value == NODE_CONDITIONAL:  # kernels in bodies not read here
+                raise DriverError("a conditional node")
     return sorted(names)
+
+
+def _kernel_name(cu, node: ctypes.c_void_p) -> str:
+    params = _KernelNodeParams()
+    _check(cu.cuGraphKernelNodeGetParams_v2(node, ctypes.byref(params)),
+           "cuGraphKernelNodeGetParams")
+    name = ctypes.c_char_p()
+    if params.func:
+        _check(cu.cuFuncGetName(ctypes.byref(name), ctypes.c_void_p(params.func)), "cuFuncGetName")
+    else:
+        _check(cu.cuKernelGetName(ctypes.byref(name), ctypes.c_void_p(params.kern)),
+               "cuKernelGetName")
+    return (name.value or b"").decode(errors="replace")
+
+
+@functools.cache
+def _cxa_demangle():
+    demangle = ctypes.CDLL("libstdc++.so.6").__cxa_demangle
+    demangle.restype = ctypes.c_void_p
+    demangle.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p,
+                         ctypes.POINTER(ctypes.c_int)]
+    return demangle
+
+
+def demangle(symbol: str) -> str:
+    """A C++ symbol as the profiler shows it ('_Z4fillPfi' -> 'fill(float*, int)'); a name
+    that is not mangled (a Triton kernel's), or that cannot be demangled, as it is."""
+    if not symbol.startswith("_Z"):
+        return symbol
+    try:
+        demangle_c = _cxa_demangle()
+    except (OSError, AttributeError):
+        return symbol
+    status = ctypes.c_int(-1)
+    pointer = demangle_c(symbol.encode(), None, None, ctypes.byref(status))
+    if status.value != 0 or not pointer:
+        return symbol
+    try:
+        return ctypes.string_at(pointer).decode(errors="replace")
+    finally:
+        ctypes.CDLL(None).free(ctypes.c_void_p(pointer))

@@ -52,6 +52,7 @@ class Record(TypedDict, total=False):
     custom_kernels: list[str] | None
     launched_kernels: int | None
     torch_only: bool | None
+    kernel_attribution: str | None  # graph or profiler: how the kernels were read
     # how it was measured
     timing: str | None
     timing_stopped: str | None

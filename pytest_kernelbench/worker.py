@@ -234,12 +234,14 @@ class Worker:
         return {"ok": True, "timed_s": timed_s}, []
 
     def profile(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
-        """Names of the GPU kernels one call of the candidate launches."""
+        """Names of the GPU kernels one call of the candidate launches (None where its call
+        cannot be captured in a CUDA graph and the request asks for no profiler session)."""
         device = request["device"]
         inputs = loading.make_inputs(loaded.problem, request["input_seed"], device)
-        names = guarded(lambda: kernels.launched_kernels(loaded.model, inputs, device),
-                        "forward", request["candidate"])
-        return {"ok": True, "kernels": names}, []
+        names, how = guarded(lambda: kernels.launched_kernels(loaded.model, inputs, device,
+                                                              request.get("profiler", True)),
+                             "forward", request["candidate"])
+        return {"ok": True, "kernels": names, "attribution": how}, []
 
     def input_sets(self, loaded: Loaded, request: dict) -> list:
         """The draws for these seeds, made once per candidate: the pytest process times a burst
