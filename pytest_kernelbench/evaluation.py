@@ -23,6 +23,7 @@ from pytest_kernelbench import (
     correctness,
     faults,
     loading,
+    nested,
     ordering,
     precision,
     roofline,
@@ -563,7 +564,8 @@ class Evaluator:
             on_cuda = self.device.startswith("cuda")
             self._per_problem.update({
                 "wall_s": self._baseline_wall_s(case, sets),
-                "kernels": launched_kernels(self._reference, sets[0], self.device)[0]
+                "kernels": launched_kernels(self._reference, sets[0], self.device,
+                                            other_inputs=sets[-1])[0]
                 if on_cuda else None,
                 "cost": roofline.problem_cost(self._reference, sets[0]),
                 "dtype": input_dtype(sets[0]),
@@ -669,8 +671,8 @@ class Evaluator:
         if isinstance(reply, Fault) or reply.header["kernels"] is None:
             return
         names = reply.header["kernels"]
-        own = custom_kernels(names, baseline_kernels,
-                             case.candidate.path.read_text(errors="replace"))
+        source = case.candidate.path.read_text(errors="replace") if case.candidate else ""
+        own = custom_kernels(names, baseline_kernels, source)
         record.update(custom_kernels=own, torch_only=not own, launched_kernels=len(names),
                       kernel_attribution=reply.header["attribution"])
 
@@ -767,7 +769,8 @@ class Evaluator:
                 with torch.no_grad():
                     self._expected[seed] = self._reference(*inputs)
                     if first:
-                        self._stateful = self._state_kept(case, self._expected[seed], seed)
+                        self._stateful = self._state_kept(case, self._expected[seed], seed) \
+                            or self._overflows(self._expected[seed])
             except Exception as exc:
                 raise ProblemError(f"its inputs or reference failed: "
                                    f"{faults.describe_exception(exc)}") from exc
@@ -777,6 +780,24 @@ class Evaluator:
         if self._stateful:
             raise ProblemError(self._stateful)
         return self._expected[seed]
+
+    def _overflows(self, output: Any) -> str:
+        """Why the reference cannot be judged against at a low precision, when its output holds
+        NaN or Inf there: inputs or activations beyond the dtype's range (level 3's
+        DeepNarrowMLP draws inputs up to 5e5, past fp16's 65504) leave nothing to compare, and
+        a NaN answer passes against a NaN reference. "" at fp32, or for a finite output."""
+        import torch
+
+        if self.settings.precision == "fp32":
+            return ""
+        leaves = [t for t in nested.leaves(output) if t.is_floating_point()]
+        bad = sum(int((~torch.isfinite(t)).sum()) for t in leaves)
+        if not bad:
+            return ""
+        total = sum(t.numel() for t in leaves)
+        return (f"at {self.settings.precision} its reference output has {bad} of {total} "
+                f"elements NaN/Inf (inputs or activations beyond the range of "
+                f"{self.settings.precision}): it cannot be judged at this precision")
 
     def _state_kept(self, case: Case, output: Any, seed: int) -> str:
         """Why the reference cannot be judged against, when a second call on the same draw

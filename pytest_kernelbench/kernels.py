@@ -61,18 +61,18 @@ def base_name(kernel: str) -> str:
     return words[-1].split("::")[-1] if words else kernel
 
 
-def launched_kernels(model, inputs: list, device: str,
-                     profile: bool = True) -> tuple[list[str] | None, str]:
+def launched_kernels(model, inputs: list, device: str, profile: bool = True,
+                     other_inputs: list | None = None) -> tuple[list[str] | None, str]:
     """(names of the GPU kernels one forward call launches, how they were found: 'graph' or
     'profiler'), after one warm call; (None, 'none') where the call cannot be captured and
-    profile is False."""
+    profile is False. other_inputs, another draw, checks the graph (captured_kernels)."""
     import torch
 
     from pytest_kernelbench.timing import forward_async
 
     forward_async(model, inputs)  # lazy builds and autotuning stay out of what is read
     torch.cuda.synchronize(device)
-    names = captured_kernels(lambda: forward_async(model, inputs), device)
+    names = captured_kernels(model, inputs, other_inputs or inputs, device)
     if names is not None:
         return names, "graph"
     if not profile:
@@ -91,10 +91,20 @@ def profiled_kernels(call, device: str) -> list[str]:
                    if event.device_type == torch.autograd.DeviceType.CUDA})
 
 
-def captured_kernels(call, device: str) -> list[str] | None:
-    """The kernel names in a CUDA graph of call, or None where it cannot be captured or read."""
+def captured_kernels(model, inputs: list, other_inputs: list, device: str) -> list[str] | None:
+    """The kernel names in a CUDA graph of one call, or None where it cannot be captured or
+    read, or where the graph does not hold all the call's work.
+
+    A kernel launched outside the capturing stream (`<<<grid, block>>>` with no stream: the
+    legacy default stream) fails silently during capture and is missing from the graph, so
+    the graph must reproduce the call: replayed on another draw, with its output poisoned
+    first, it must give what an eager call on that draw gives.
+    """
     import torch
 
+    from pytest_kernelbench.timing import clone_output, forward_async, outputs_agree, poison, refill
+
+    buffers = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
     try:
         graph = torch.cuda.CUDAGraph(keep_graph=True)
     except TypeError:  # a torch without keep_graph
@@ -104,9 +114,15 @@ def captured_kernels(call, device: str) -> list[str] | None:
             side = torch.cuda.Stream(device)
             side.wait_stream(torch.cuda.current_stream(device))
             with torch.cuda.graph(graph, stream=side):
-                call()
+                output = forward_async(model, buffers)
             torch.cuda.current_stream(device).wait_stream(side)
-        return graph_node_names(graph.raw_cuda_graph())
+            names = graph_node_names(graph.raw_cuda_graph())
+            refill(buffers, other_inputs)
+            expected = clone_output(forward_async(model, buffers))
+            poison(output)
+            graph.replay()
+            torch.cuda.synchronize(device)
+        return names if outputs_agree(expected, output) else None
     except Exception:  # noqa: BLE001 - a capture refused by CUDA, or a call that broke it
         return None
     finally:

@@ -238,9 +238,10 @@ class Worker:
         cannot be captured in a CUDA graph and the request asks for no profiler session)."""
         device = request["device"]
         inputs = loading.make_inputs(loaded.problem, request["input_seed"], device)
-        names, how = guarded(lambda: kernels.launched_kernels(loaded.model, inputs, device,
-                                                              request.get("profiler", True)),
-                             "forward", request["candidate"])
+        other = loading.make_inputs(loaded.problem, request["input_seed"] + 1, device)
+        names, how = guarded(lambda: kernels.launched_kernels(
+            loaded.model, inputs, device, request.get("profiler", True), other),
+            "forward", request["candidate"])
         return {"ok": True, "kernels": names, "attribution": how}, []
 
     def input_sets(self, loaded: Loaded, request: dict) -> list:

@@ -112,6 +112,35 @@ def test_a_reference_that_keeps_state_between_calls_is_the_problem_s_fault():
     assert "answers the same inputs differently on a second call" in result["error"]
 
 
+OVERFLOWS_FP16 = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.rand(16, 16) * 1e5]  # beyond fp16's 65504
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_reference_whose_output_overflows_at_the_chosen_precision_is_the_problem_s_fault():
+    # Cast to fp16 its answer holds Inf, and a constant Inf passes against it.
+    cheat = OVERFLOWS_FP16.replace("class Model(", "class ModelNew(").replace(
+        "return torch.relu(x)", "return torch.full_like(x, float('inf'))")
+    result = valid(evaluate(OVERFLOWS_FP16, cheat, **FAST, precision="fp16"))
+    assert result["status"] == "problem_error"
+    assert "NaN/Inf" in result["error"] and "fp16" in result["error"]
+    assert valid(evaluate(OVERFLOWS_FP16, cheat, **FAST))["status"] == "nan_inf"  # at fp32
+
+
 def test_a_reference_drawing_random_numbers_in_forward_is_not_called_stateful():
     # The second call repeats the draw's random state, so train-mode dropout answers alike;
     # timed calls are not seeded, so their outputs have no one right answer to be held to.

@@ -12,8 +12,8 @@ import triton.language as tl
 def swish_kernel(x_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    tl.store(out_ptr + offsets, x * tl.sigmoid(x), mask=mask)
+    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)  # fp16/bf16 computed in fp32
+    tl.store(out_ptr + offsets, (x * tl.sigmoid(x)).to(out_ptr.dtype.element_ty), mask=mask)
 
 
 class ModelNew(nn.Module):

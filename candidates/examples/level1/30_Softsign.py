@@ -29,14 +29,35 @@ __global__ void softsign_tail(const float* __restrict__ x, float* __restrict__ o
     if (i < n) out[i] = x[i] / (1.0f + fabsf(x[i]));
 }
 
+// fp16 and bf16: one element per thread, computed in fp32.
+template <typename scalar_t>
+__global__ void softsign_scalar(const scalar_t* __restrict__ x, scalar_t* __restrict__ out,
+                                int64_t n) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (; i < n; i += stride) {
+        float v = static_cast<float>(x[i]);
+        out[i] = static_cast<scalar_t>(v / (1.0f + fabsf(v)));
+    }
+}
+
 torch::Tensor softsign(torch::Tensor x) {
-    TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat, "expected a CUDA float tensor");
+    TORCH_CHECK(x.is_cuda(), "expected a CUDA tensor");
     x = x.contiguous();
     auto out = torch::empty_like(x);
     int64_t n = x.numel();
-    int64_t n4 = n / 4;
     auto stream = c10::cuda::getCurrentCUDAStream();
     const int threads = 256;
+    if (x.scalar_type() != torch::kFloat) {
+        int64_t blocks = std::min<int64_t>((n + threads - 1) / threads, 132 * 32);
+        AT_DISPATCH_REDUCED_FLOATING_TYPES(x.scalar_type(), "softsign", [&] {
+            softsign_scalar<scalar_t><<<blocks, threads, 0, stream>>>(
+                x.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), n);
+        });
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+        return out;
+    }
+    int64_t n4 = n / 4;
     if (n4 > 0) {
         int64_t blocks = std::min<int64_t>((n4 + threads - 1) / threads, 132 * 32);
         softsign_vec4<<<blocks, threads, 0, stream>>>(
