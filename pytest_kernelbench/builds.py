@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,10 +36,12 @@ from pytest_kernelbench import confine, faults
 NEEDS_BUILD = re.compile(r"\bcpp_extension\b|\bload_inline\b")
 BUILT_MARKER = ".kb-built"
 FAILED_MARKER = ".kb-failed"  # the compiler's first lines, for a source that failed to build
+DEFERRED_MARKER = ".kb-deferred"  # its import built nothing without a GPU: left to its item
 FAILED_LINE = "kernelbench: extension build failed"  # echoed by echo_build_errors
 LOCK_FILE = ".kb-lock"
 LOG_FILE = "build.log"
 POLL_S = 0.1
+BUILD_NICENESS = 10
 
 
 def needs_build(source: str) -> bool:
@@ -113,6 +116,8 @@ def plan(candidates: list[Path], cache_root: Path, arch: str,
             elif (folder / FAILED_MARKER).exists():
                 build.status = "failed"
                 build.message = "failed before: " + failure(folder)
+            elif (folder / DEFERRED_MARKER).exists():
+                build.status = "deferred"
     return list(builds.values())
 
 
@@ -125,40 +130,112 @@ def failure(folder: Path) -> str:
 def run_builds(builds: list[Build], arch: str, jobs: int, timeout_s: float,
                on_done: Callable[[Build, int, int, float], None] = lambda *a: None,
                protected: tuple[Path, ...] | None = None) -> None:
-    """Run the pending builds, at most `jobs` at a time; on_done(build, done, total, elapsed).
-    With `protected` (folders a build may not read), each build process is confined."""
-    queue = [b for b in builds if b.status == "pending"]
-    total, done, started_at = len(queue), 0, time.perf_counter()
-    running: list[tuple[Build, subprocess.Popen, object, float]] = []
-    while queue or running:
-        while queue and len(running) < max(jobs, 1):
-            build = queue.pop(0)
-            started = _start(build, arch, protected)
-            if started is None:
-                build.status = "elsewhere"
-                done += 1
-                on_done(build, done, total, time.perf_counter() - started_at)
-            else:
-                running.append((build, *started, time.perf_counter()))
-        time.sleep(POLL_S)
-        still = []
-        for build, process, lock, began in running:
-            overdue = time.perf_counter() - began > timeout_s
-            if process.poll() is None and not overdue:
-                still.append((build, process, lock, began))
-                continue
-            if overdue and process.poll() is None:
-                process.kill()
-                process.wait()
-            build.seconds = time.perf_counter() - began
-            _finish(build, process.returncode, overdue, timeout_s)
-            lock.close()  # type: ignore[attr-defined]
-            done += 1
-            on_done(build, done, total, time.perf_counter() - started_at)
-        running = still
+    """Run the pending builds, at most `jobs` at a time, and return once all are done (and
+    those another worker holds); on_done(build, done, total, elapsed)."""
+    pool = BuildPool(builds, arch, jobs, timeout_s, on_done, protected)
+    pool.run()
     for build in builds:
         if build.status == "elsewhere":
             _wait_for(build)
+
+
+class BuildPool:
+    """The run's builds, at most `jobs` at a time, in a background thread while items run.
+
+    A case's items need only its own build: wait_for(folder) moves a build nobody started
+    to the front of the queue (started at once, even past `jobs`) and returns when it is
+    done, so the GPU work of one case starts while the others still compile. Builds run at
+    a lower priority (nice) than the processes that time candidates. With `protected`
+    (folders a build may not read), each build process is confined.
+    """
+
+    def __init__(self, builds: list[Build], arch: str, jobs: int, timeout_s: float,
+                 on_done: Callable[[Build, int, int, float], None] = lambda *a: None,
+                 protected: tuple[Path, ...] | None = None):
+        self.arch, self.jobs, self.timeout_s = arch, max(jobs, 1), timeout_s
+        self.on_done, self.protected = on_done, protected
+        self._by_folder = {build.folder: build for build in builds}
+        self._queue = [build for build in builds if build.status == "pending"]
+        self._urgent: set[Path] = set()
+        self._total, self._done = len(self._queue), 0
+        self._changed = threading.Condition()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> BuildPool:
+        self._thread = threading.Thread(target=self.run, name="kb-builds", daemon=True)
+        self._thread.start()
+        return self
+
+    def wait_for(self, folder: Path) -> None:
+        """Return once the build into folder is done here, or by the worker holding it."""
+        build = self._by_folder.get(folder)
+        if build is None:
+            return
+        with self._changed:
+            if build in self._queue:
+                self._queue.remove(build)
+                self._queue.insert(0, build)
+                self._urgent.add(folder)
+                self._changed.notify_all()
+            while build.status in ("pending", "running") and self._thread is not None \
+                    and self._thread.is_alive():
+                self._changed.wait(POLL_S)
+        if build.status == "elsewhere":
+            _wait_for(build)
+
+    def close(self, stop: bool = False) -> None:
+        """Wait for the builds left (or, with stop, kill them) and end the thread."""
+        if stop:
+            with self._changed:
+                self._stopping = True
+        if self._thread is not None:
+            self._thread.join()
+
+    def run(self) -> None:
+        started_at = time.perf_counter()
+        running: list[tuple[Build, subprocess.Popen, object, float]] = []
+        while True:
+            with self._changed:
+                if self._stopping:
+                    self._queue.clear()
+                    for _, process, _, _ in running:
+                        process.kill()
+                while self._queue and (len(running) < self.jobs
+                                       or self._queue[0].folder in self._urgent):
+                    build = self._queue.pop(0)
+                    started = _start(build, self.arch, self.protected)
+                    if started is None:
+                        if build.status == "pending":
+                            build.status = "elsewhere"
+                        self._finished(build, started_at)
+                    else:
+                        build.status = "running"
+                        running.append((build, *started, time.perf_counter()))
+                if not self._queue and not running:
+                    self._changed.notify_all()
+                    return
+            time.sleep(POLL_S)
+            still = []
+            for build, process, lock, began in running:
+                overdue = time.perf_counter() - began > self.timeout_s
+                if process.poll() is None and not overdue:
+                    still.append((build, process, lock, began))
+                    continue
+                if overdue and process.poll() is None:
+                    process.kill()
+                    process.wait()
+                build.seconds = time.perf_counter() - began
+                _finish(build, process.returncode, overdue, self.timeout_s)
+                lock.close()  # type: ignore[attr-defined]
+                with self._changed:
+                    self._finished(build, started_at)
+            running = still
+
+    def _finished(self, build: Build, started_at: float) -> None:
+        self._done += 1
+        self.on_done(build, self._done, self._total, time.perf_counter() - started_at)
+        self._changed.notify_all()
 
 
 def _wait_for(build: Build) -> None:
@@ -195,6 +272,10 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
         build.status = "cached"
         lock.close()
         return None
+    if (build.folder / DEFERRED_MARKER).exists():
+        build.status = "deferred"
+        lock.close()
+        return None
     env = {**os.environ, **build_env(build.folder, arch), "CUDA_VISIBLE_DEVICES": ""}
     if protected is not None:
         scratch = build.folder / "scratch"  # removed with what it holds once the build ends
@@ -207,6 +288,8 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
     with open(build.folder / LOG_FILE, "wb") as log:
         process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                    stderr=subprocess.STDOUT)
+    with contextlib.suppress(OSError):  # compilers yield to the processes timing candidates
+        os.setpriority(os.PRIO_PROCESS, process.pid, BUILD_NICENESS)
     return process, lock
 
 
@@ -236,6 +319,7 @@ def _finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> N
         build.message = faults.one_line(first)
     else:
         build.status = "deferred"  # it builds only with a GPU, or at its first call
+        (build.folder / DEFERRED_MARKER).write_text("")  # the other workers need not try
 
 
 def libraries(folder: Path) -> dict[str, str]:

@@ -13,6 +13,7 @@ import os
 import re
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,8 @@ class Evaluator:
         # Problem file -> why it cannot be evaluated (checked at collection, or found on use).
         self.broken: dict[Path, str] = dict(broken or {})
         self.started_s = started_s or time.time()  # builds made since then are this run's
+        # Returns once the run's build pool is done with a build folder (set by the plugin).
+        self.wait_for_build: Callable[[Path], None] = lambda folder: None
         self._last_case: str | None = None  # named when a problem file changes under us
         self._deadline = float("inf")  # when the running stage's --kb-timeout runs out
         self.device = device
@@ -194,6 +197,8 @@ class Evaluator:
         record["static_scan"] = scan_source(source)
         folder = Path(self._candidate_env(case)["TORCH_EXTENSIONS_DIR"])
         builds_one = builds.needs_build(source)
+        if builds_one:
+            self.wait_for_build(folder)
         with builds.holding(folder) if builds_one else contextlib.nullcontext():
             if builds_one and not builds.intact(folder):
                 builds.discard(folder)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,6 +57,8 @@ def kb_evaluator(request: pytest.FixtureRequest):
     run = request.config.stash[RUN_KEY]
     evaluator = Evaluator(run.settings, run.device, run.manifest, run.problem_digests,
                           run.started_s, run.broken, xdist_worker(request.config))
+    if run.build_pool is not None:  # a case's compile item waits for its own build only
+        evaluator.wait_for_build = run.build_pool.wait_for
     yield evaluator
     evaluator.close()
 
@@ -75,6 +78,8 @@ class KernelBenchRun:
         self.orphans: list[discovery.Candidate] = []  # candidate files that match no problem
         self.misnamed: list = []  # (candidate, problem) whose file name says another problem
         self.builds: list = []  # extension builds run ahead of the items (builds.Build)
+        self.build_pool: Any = None  # builds.BuildPool, building while the items run
+        self.build_lines: list[str] = []  # its progress, printed between items
         self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
         # The records an earlier run left that still stand for their case (--kb-resume);
         # those cases do not run again.
@@ -169,7 +174,23 @@ class KernelBenchRun:
         if xdist_worker(self.config) is None:
             self.results.open_stream(self.resumed)
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_runtest_logfinish(self) -> None:
+        self.print_build_lines()
+
+    def print_build_lines(self) -> None:
+        """The build pool's progress, written from this thread (the pool's thread only queues
+        it), so that it never cuts into pytest's own lines."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        lines, self.build_lines[:] = list(self.build_lines), []
+        if reporter is not None:
+            for line in lines:
+                reporter.write_line(line)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.build_pool is not None:  # an interrupted run leaves no compiler running
+            self.build_pool.close(stop=bool(session.shouldfail or session.shouldstop)
+                                  or exitstatus == pytest.ExitCode.INTERRUPTED)
+            self.print_build_lines()
         if hasattr(self.config, "workeroutput"):  # an xdist worker: its builds go to the report
             self.config.workeroutput["kb_builds"] = build_entries(self.builds)
             return
@@ -261,7 +282,8 @@ class KernelBenchRun:
             return
         cases = [item.callspec.params["kb_case"] for item in session.items  # type: ignore[attr-defined]
                  if hasattr(item, "callspec") and "kb_case" in item.callspec.params]
-        self.builds = prebuild(self.config, self.settings, self.device, cases)
+        self.builds, self.build_pool = prebuild(self.config, self.settings, self.device,
+                                                cases, self.build_lines)
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         # Manifest tags become keywords, so `-k conv` also finds fusion chains that convolve.
@@ -324,21 +346,27 @@ class KernelBenchRun:
 
 
 def prebuild(config: pytest.Config, settings: options.Settings, device: str,
-             cases: list[discovery.Case]) -> list:
-    """Build the selected candidates' extensions in parallel before any item runs."""
+             cases: list[discovery.Case], lines: list[str]) -> tuple[list, Any]:
+    """Start building the selected candidates' extensions, in parallel and in the background
+    while the items run: (the builds, the pool building them, or None where none is needed).
+    Progress goes to lines, for the main thread to print."""
     import os
 
     from pytest_kernelbench import builds
     from pytest_kernelbench.evaluation import cuda_arch, needs_cuda
 
     workers = getattr(config, "workerinput", {}).get("workercount", 1)  # 1 outside xdist
+    # Every worker runs a share of one pool sized to the cores, less one core per worker for
+    # the processes that time candidates meanwhile.
     jobs = settings.build_jobs if settings.build_jobs is not None \
-        else max(1, (os.cpu_count() or 1) // workers)
-    paths = sorted({case.candidate.path for case in cases if case.candidate is not None})
+        else max(1, ((os.cpu_count() or 1) - workers) // workers)
+    # in the items' order, so that the first items' builds are the first done
+    paths = list(dict.fromkeys(case.candidate.path for case in cases
+                               if case.candidate is not None))
     if device == "cpu":  # CUDA-only candidates are skipped on the CPU: nothing to build
         paths = [path for path in paths if not needs_cuda(path.read_text(errors="replace"))]
     if jobs == 0 or not paths:
-        return []
+        return [], None
     arch = cuda_arch(device)
     # A candidate that builds in __init__ is constructed in its build process, with the init
     # inputs of its problem.
@@ -348,25 +376,25 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
                           problems)
     pending = sum(build.status == "pending" for build in planned)
     failed_before = sum(build.status == "failed" for build in planned)
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if xdist_worker(config) is not None or config.get_verbosity() < -1:
-        reporter = None  # an xdist worker's output is not shown; -qq asks for quiet
+    quiet = xdist_worker(config) is not None or config.get_verbosity() < -1
 
     def on_done(build, done: int, total: int, elapsed_s: float) -> None:
-        if reporter is not None:
+        if not quiet:
             detail = f": {build.message}" if build.message else ""
-            reporter.write_line(f"kernelbench: build {done}/{total} {build.status} "
-                                f"{build.candidate.name} ({build.seconds:.1f} s, "
-                                f"{elapsed_s:.1f} s elapsed){detail}")
+            lines.append(f"kernelbench: build {done}/{total} {build.status} "
+                         f"{build.candidate.name} ({build.seconds:.1f} s, "
+                         f"{elapsed_s:.1f} s elapsed){detail}")
 
-    if reporter is not None and planned:
-        reporter.write_line(f"kernelbench: {len(planned)} extension(s): {pending} to build, "
-                            f"{len(planned) - pending - failed_before} cached, "
-                            f"{failed_before} failed before, {jobs} at a time")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if not quiet and planned and reporter is not None:
+        reporter.write_line(
+            f"kernelbench: {len(planned)} extension(s): {pending} to build, "
+            f"{len(planned) - pending - failed_before} cached, {failed_before} failed before, "
+            f"{jobs} at a time while the items run")
     protected = (*settings.candidate_dirs, settings.build_cache or builds.default_cache_root())
-    builds.run_builds(planned, arch, jobs, settings.build_timeout_s, on_done,
-                      protected if settings.confine != "off" else None)
-    return planned
+    pool = builds.BuildPool(planned, arch, jobs, settings.build_timeout_s, on_done,
+                            protected if settings.confine != "off" else None).start()
+    return planned, pool
 
 
 def case_scope(nodeid: str) -> str:

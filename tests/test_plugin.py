@@ -212,7 +212,7 @@ def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_comp
     args = ("--kb-level=1", "--kb-timeout=600", "--kb-trials=2", "--kb-build-jobs=2")
     result = kb.run("cpp_ext", args=args)
     result.stdout.fnmatch_lines(["kernelbench: 2 extension(s): 2 to build, 0 cached, 0 failed "
-                                 "before, 2 at a time"])
+                                 "before, 2 at a time while the items run"])
     result.stdout.fnmatch_lines(["kernelbench: build ?/2 built 2_ReLU.py (* s, * s elapsed)"])
     result.stdout.fnmatch_lines(["kernelbench: build ?/2 failed 1_Scale.py *main.cpp:6:22: error*"])
     records = kb.records()
@@ -229,7 +229,7 @@ def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_comp
     # (same source, same toolchain): its compiler lines come back from the first attempt.
     again = kb.run("cpp_ext", args=args)
     again.stdout.fnmatch_lines(["kernelbench: 2 extension(s): 0 to build, 1 cached, 1 failed "
-                                "before, 2 at a time"])
+                                "before, 2 at a time while the items run"])
     assert kb.records()[("cpp_ext", 2, "s0")]["correct"]
     assert kb.records()[("cpp_ext", 2, "s0")]["extension"] == "cached"
     retried = kb.records()[("cpp_ext", 1, "s0")]

@@ -194,6 +194,25 @@ def test_a_build_another_worker_holds_is_left_to_it_and_awaited(tmp_path):
     assert time.perf_counter() - started >= 0.4  # it waited for that build before returning
 
 
+def test_a_build_an_item_waits_for_starts_at_once_while_the_others_queue(tmp_path):
+    # "Builds" that take a second each (their import sleeps), one at a time: the item that
+    # needs the last one gets it first, not after all the others.
+    paths = []
+    for name in ("a", "b", "c"):
+        paths.append(tmp_path / f"{name}.py")
+        paths[-1].write_text(f"# load_inline\nimport time\ntime.sleep(1.0)\nNAME = '{name}'\n")
+    planned = builds.plan(paths, tmp_path / "cache", arch="")
+    finished = []
+    pool = builds.BuildPool(planned, arch="", jobs=1, timeout_s=60,
+                            on_done=lambda build, *_: finished.append(build.candidate.name))
+    pool.start()
+    pool.wait_for(planned[2].folder)
+    assert planned[2].status == "deferred" and "b.py" not in finished
+    pool.close()
+    assert finished.index("c.py") < finished.index("b.py")
+    assert [build.status for build in planned] == ["deferred"] * 3
+
+
 def test_only_a_compiler_failure_is_recorded_as_the_source_s_failed_build(tmp_path):
     folder = tmp_path / "build"
     folder.mkdir()
