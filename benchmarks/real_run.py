@@ -1,0 +1,100 @@
+"""A folder of real candidates judged end to end, cold (empty build cache) then warm.
+
+  python benchmarks/real_run.py OUTDIR --problems DIR --candidates DIR [--limit SECONDS]
+        [--warm-limit SECONDS] [PYTEST ARGS...]
+
+Each run is one `pytest` process (CUDA, the given arguments, e.g. `-n 4`), stopped with SIGINT
+at its limit (its report is kept). For each it prints: wall time; the builds (how many of each
+status, their summed and longest seconds, when the last one ended); seconds per candidate for
+each harness stage; and the GPU's idle fraction, the share of the run's wall time in which no
+item held the device (from the records' `held` intervals: stages hold the device while they
+run candidate code on it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+
+def covered(intervals: list[tuple[float, float]]) -> float:
+    """Seconds covered by the union of intervals."""
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted(intervals):
+        if stop <= end:
+            continue
+        total += stop - max(start, end)
+        end = stop
+    return total
+
+
+def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
+    if not report.exists():
+        print(f"{name}: no report")
+        return
+    data = json.loads(report.read_text())
+    records = [r for r in data["results"] if r.get("status") not in (None, "missing")]
+    statuses = Counter(r["status"] for r in records)
+    print(f"{name}: wall {wall_s:.0f} s, {len(records)} records, {dict(statuses)}")
+    builds = data.get("builds") or []
+    if builds:
+        seconds = [b.get("seconds") or 0 for b in builds]
+        print(f"  builds: {dict(Counter(b['status'] for b in builds))}, summed "
+              f"{sum(seconds):.0f} s, longest {max(seconds):.0f} s")
+    stages: dict[str, list[float]] = {}
+    for r in records:
+        for stage, seconds in (r.get("harness_s") or {}).items():
+            stages.setdefault(stage, []).append(seconds)
+    print("  seconds per candidate (median / p90 / total): " + ", ".join(
+        f"{stage} {statistics.median(v):.2f}/{sorted(v)[int(0.9 * (len(v) - 1))]:.2f}/{sum(v):.0f}"
+        for stage, v in sorted(stages.items())))
+    held = [tuple(span) for r in records for span in (r.get("held") or {}).values()]
+    if held:
+        first, last = min(s for s, _ in held), max(e for _, e in held)
+        busy = covered(held)
+        print(f"  GPU held {busy:.0f} s of {wall_s:.0f} s wall: idle fraction "
+              f"{1 - busy / wall_s:.2f} (first item at +{first - started:.0f} s, last ended at "
+              f"+{last - started:.0f} s; idle {1 - busy / (last - first):.2f} between them)")
+
+
+def run(name: str, out: Path, args: argparse.Namespace, extra: list[str], limit: float) -> None:
+    report = out / f"{name}.json"
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+               "--kb-device=cuda", f"--kb-problems={args.problems}",
+               f"--kb-candidates={args.candidates}", f"--kb-build-cache={out / 'build-cache'}",
+               f"--kb-report={report}", *extra]
+    started = time.time()
+    with open(out / f"{name}.log", "w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            process.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGINT)  # pytest writes its report on the way out
+            process.wait()
+    summarize(name, report, started, time.time() - started)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--problems", required=True)
+    parser.add_argument("--candidates", required=True)
+    parser.add_argument("--limit", type=float, default=600)
+    parser.add_argument("--warm-limit", type=float, default=0, help="0: no warm run")
+    args, extra = parser.parse_known_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    run("cold", args.out, args, extra, args.limit)
+    if args.warm_limit > 0:
+        run("warm", args.out, args, extra, args.warm_limit)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
