@@ -15,6 +15,7 @@ import fcntl
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,14 +78,35 @@ def lock_path(device: str) -> Path:
     return Path(tempfile.gettempdir()) / f"pytest-kernelbench-{name}.lock"
 
 
+_HOLDS = threading.local()  # how many device locks this thread holds (nested stages)
+
+
 @contextlib.contextmanager
 def device_lock(device: str, exclusive: bool) -> Iterator[None]:
-    """Hold the device's lock: shared for ordinary work, exclusive for timing."""
-    with open(lock_path(device), "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    """Hold the device's lock: shared for ordinary work, exclusive for timing.
+
+    A turnstile in front keeps timing from starving: flock lets new shared holders in while an
+    exclusive one waits, so with a few workers compiling and checking in turns a timing could
+    wait a minute for a moment when none held it. Whoever asks takes the turnstile first (the
+    timing holds it while it waits), so work that comes after a waiting timing queues behind
+    it. A hold nested in one already held here skips the turnstile: waiting there while holding
+    the lock would never end.
+    """
+    depth = getattr(_HOLDS, "depth", 0)
+    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    path = lock_path(device)
+    with open(path, "a+") as handle:
+        if depth:
+            fcntl.flock(handle, mode)
+        else:
+            with open(path.with_suffix(".turnstile"), "a+") as turnstile:
+                fcntl.flock(turnstile, mode)
+                fcntl.flock(handle, mode)
+        _HOLDS.depth = depth + 1
         try:
             yield
         finally:
+            _HOLDS.depth = depth
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 

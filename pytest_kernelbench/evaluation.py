@@ -139,8 +139,11 @@ class Evaluator:
         return self._memo(case, "correct", self._correct, exclusive=False)
 
     def speed(self, case: Case) -> Outcome:
-        self.correct(case)  # under the shared lock, before timing takes the device alone
-        return self._memo(case, "speed", self._speed, exclusive=True)
+        checked = self.correct(case)  # under the shared lock, before timing takes it alone
+        # A candidate that failed is not timed (unless upstream's rules pass it, for their
+        # speedup): its skip need not wait for the device to itself.
+        times = checked.passed or bool((checked.record.get("upstream") or {}).get("correct"))
+        return self._memo(case, "speed", self._speed, exclusive=times)
 
     def _memo(self, case: Case, stage: str, run, exclusive: bool) -> Outcome:
         key = (case, stage)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import fcntl
+import threading
+import time
 
 import pytest
 
@@ -62,6 +64,43 @@ def test_timing_holds_the_device_alone(tmp_path, monkeypatch):
             fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)  # ordinary work shares it
             with pytest.raises(BlockingIOError):
                 fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_a_waiting_timing_is_not_starved_by_work_that_keeps_sharing_the_device(tmp_path,
+                                                                             monkeypatch):
+    # Two workers compile and check in overlapping turns, so the device is never free of a
+    # shared hold; a timing asks meanwhile and must get it once the holds before it end.
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
+    stop = threading.Event()
+
+    def share() -> None:
+        while not stop.is_set():
+            with device_lock("cuda:0", exclusive=False):
+                time.sleep(0.05)
+
+    workers = [threading.Thread(target=share) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+        time.sleep(0.02)  # staggered, so their holds overlap
+    began = time.perf_counter()
+    with device_lock("cuda:0", exclusive=True):
+        waited = time.perf_counter() - began
+    stop.set()
+    for worker in workers:
+        worker.join()
+    assert waited < 1.0
+
+
+def test_a_hold_nested_in_one_held_does_not_wait_behind_a_timing(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
+    with device_lock("cuda:0", exclusive=False):
+        timing = threading.Thread(target=lambda: device_lock("cuda:0", True).__enter__())
+        timing.daemon = True
+        timing.start()  # queues at the turnstile, then waits for the hold above
+        time.sleep(0.2)
+        began = time.perf_counter()
+        with device_lock("cuda:0", exclusive=False):  # the compile inside a correct stage
+            assert time.perf_counter() - began < 0.5
 
 
 def _held(problem_id: int, gpu: str, **stages) -> dict:
