@@ -122,8 +122,12 @@ def timing_overlaps(records: list[dict]) -> list[tuple[str, str]]:
         where = record.get("placement") or {}
         device = str(where.get("gpu_uuid") or where.get("device"))
         label = f"{record['candidate_set']}/L{record['level']}/{record['problem_id']}/{record['sample']}"
+        # A speed stage holds the device alone when it times (a failed case's only skips)
+        timed = record.get("timing") is not None or \
+            (record.get("upstream") or {}).get("speedup") is not None
         for stage, (start, end) in (record.get("held") or {}).items():
-            holds.setdefault(device, []).append((start, end, f"{label}:{stage}", stage == "speed"))
+            holds.setdefault(device, []).append((start, end, f"{label}:{stage}",
+                                                 stage == "speed" and timed))
     found = []
     for on_device in holds.values():
         on_device.sort()

@@ -269,8 +269,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--kb-retime-baseline", "retime_baseline", "time every baseline afresh and overwrite "
            "the cache entries.", kind="switch"),
     Option("--kb-build-jobs", "build_jobs", "build candidates' C++/CUDA extensions N at a time "
-           "before any item runs; 0 builds each when its compile item runs (default: {default}).",
-           "N", parse_jobs, shown=lambda _: "CPU cores / xdist workers"),
+           "(per xdist worker) while the items run; 0 builds each when its compile item runs "
+           "(default: {default}).",
+           "N", parse_jobs, shown=lambda _: "(CPU cores - xdist workers) / xdist workers"),
     Option("--kb-build-cache", "build_cache", "content-addressed folder of built extensions, "
            "shareable between runs and machines (default: {default}).", "DIR", kind="path",
            shown=lambda _: "~/.cache/pytest-kernelbench/extensions"),
@@ -379,7 +380,7 @@ class Settings:
     baseline_cache: Path | None = None
     baseline_max_age_s: float = 168 * 3600.0
     retime_baseline: bool = False
-    build_jobs: int | None = None  # None: one per CPU core, shared among xdist workers
+    build_jobs: int | None = None  # None: the cores less one per xdist worker, shared among them
     build_cache: Path | None = None
     costs_path: Path | None = None  # an earlier report whose timings order cases under xdist
     upstream_rules: str = "v0"

@@ -103,9 +103,10 @@ def test_a_hold_nested_in_one_held_does_not_wait_behind_a_timing(tmp_path, monke
             assert time.perf_counter() - began < 0.5
 
 
-def _held(problem_id: int, gpu: str, **stages) -> dict:
+def _held(problem_id: int, gpu: str, timing: str | None = "events", **stages) -> dict:
     return {"candidate_set": "s", "level": 1, "problem_id": problem_id, "sample": "s0",
-            "placement": {"worker": "gw0", "device": "cuda:0", "gpu_uuid": gpu}, "held": stages}
+            "placement": {"worker": "gw0", "device": "cuda:0", "gpu_uuid": gpu}, "held": stages,
+            "timing": timing}
 
 
 def test_a_timing_that_overlaps_other_work_on_its_gpu_is_found():
@@ -117,3 +118,6 @@ def test_a_timing_that_overlaps_other_work_on_its_gpu_is_found():
     ]
     assert timing_overlaps(records) == [("s/L1/1/s0:speed", "s/L1/2/s0:correct")]
     assert timing_overlaps(records[2:]) == []
+    # the speed item of a case that failed only skips, under the shared lock
+    skipped = _held(5, "GPU-a", timing=None, correct=[0, 1], speed=[4.5, 4.6])
+    assert timing_overlaps([records[1], skipped]) == []
