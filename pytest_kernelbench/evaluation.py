@@ -118,7 +118,8 @@ class Evaluator:
         self._reference: Any = None
         self._expected: dict[int, Any] = {}
         self._reference_mutates = False
-        self._stateful = ""  # why the loaded problem's reference cannot be judged against
+        # why the loaded problem's reference cannot be judged against (state kept, overflow)
+        self._unjudgeable = ""
         self._stochastic = False  # whether it draws random numbers in forward
         self._per_problem: dict[str, Any] = {}  # baseline facts measured here, once per problem
         self._ceilings: dict[str, roofline.Ceilings] = {}
@@ -767,7 +768,7 @@ class Evaluator:
             self._expected = {}
             self._reference_mutates = False
             self._per_problem = {}
-            self._stateful = ""
+            self._unjudgeable = ""
             self._stochastic = False
         if seed not in self._expected:
             first = not self._expected
@@ -777,7 +778,7 @@ class Evaluator:
                 with torch.no_grad():
                     self._expected[seed] = self._reference(*inputs)
                     if first:
-                        self._stateful = self._state_kept(case, self._expected[seed], seed) \
+                        self._unjudgeable = self._state_kept(case, self._expected[seed], seed) \
                             or self._overflows(self._expected[seed])
             except Exception as exc:
                 raise ProblemError(f"its inputs or reference failed: "
@@ -785,8 +786,8 @@ class Evaluator:
             self._reference_mutates |= any(
                 isinstance(a, torch.Tensor) and not torch.equal(a, b)
                 for a, b in zip(inputs, pristine))
-        if self._stateful:
-            raise ProblemError(self._stateful)
+        if self._unjudgeable:
+            raise ProblemError(self._unjudgeable)
         return self._expected[seed]
 
     def _overflows(self, output: Any) -> str:

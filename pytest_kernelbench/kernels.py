@@ -1,13 +1,15 @@
 """Which GPU kernels a candidate launched: its own, or only PyTorch's and its libraries'.
 
 Generated kernels often wrap their build in try/except and fall back to PyTorch, then report
-success. The worker records the kernel names one call launches; a candidate whose kernels all
-come from ATen, cuBLAS, cuDNN or CUTLASS is `torch_only`.
+success. The worker records the kernel names one call launches; a candidate that launched no
+kernel its own source names (only ATen's, cuBLAS's, cuDNN's, or those torch.compile generates)
+is `torch_only`.
 
 The names come from a CUDA graph of one call, read node by node through the driver API: a few
-milliseconds, where a profiler session costs seconds in a fresh process (CUPTI starts up). A
-call that cannot be captured (it synchronises, or uses the legacy default stream) is profiled
-instead. The graph is read and dropped, never replayed.
+milliseconds, where a profiler session costs seconds in a fresh process (CUPTI starts up). The
+graph is replayed once, on another draw, to check that it holds all of the call's work. A call
+that cannot be captured (it synchronises), or whose graph misses work (a launch on the legacy
+default stream), is profiled instead.
 """
 
 from __future__ import annotations

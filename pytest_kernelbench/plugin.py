@@ -181,10 +181,8 @@ class KernelBenchRun:
         """The build pool's progress, written from this thread (the pool's thread only queues
         it), so that it never cuts into pytest's own lines."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        lines, self.build_lines[:] = list(self.build_lines), []
-        if reporter is not None:
-            for line in lines:
-                reporter.write_line(line)
+        while reporter is not None and self.build_lines:
+            reporter.write_line(self.build_lines.pop(0))  # pop: the pool may append meanwhile
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.build_pool is not None:  # an interrupted run leaves no compiler running
