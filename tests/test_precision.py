@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -87,3 +89,15 @@ def test_the_audit_runs_the_suite_cast(capsys):
         loading.use_exact_fp32()
     out = capsys.readouterr().out
     assert code == 0 and "problems audited on cpu" in out, out
+
+
+@pytest.mark.parametrize("mode", ["bf16", "fp16"])
+def test_the_shipped_reference_set_passes_cast_to_low_precision(kb, mode):
+    root = Path(__file__).parents[1]
+    kb.run(problems=str(root / "problems"), args=(
+        f"--kb-candidates={root / 'candidates' / 'reference'}", f"--kb-precision={mode}",
+        "--kb-p=0", "--kb-trials=2", "--kb-level=3", "-k", "32_Conv or 34_Vanilla"))
+    records = kb.records()
+    assert {(r["level"], r["problem_id"]) for r in records.values()} == {(3, 32), (3, 34)}
+    for key, record in records.items():
+        assert record["correct"], (key, record["error"])
