@@ -2,7 +2,7 @@
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu devices
 #         confine real upstream order compile precision attribution"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
-#        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level_1_problem_6_ ..."]
+#        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
 #        bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
