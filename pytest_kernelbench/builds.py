@@ -4,12 +4,13 @@ A candidate that calls `torch.utils.cpp_extension.load_inline` (or `load`) build
 imported. Each such candidate gets its own extension folder, named by a digest of its source and
 the toolchain (torch, CUDA, nvcc, Python, target architectures): the same source reuses its build
 across runs, candidate sets and machines sharing the cache, and two candidates that pick the same
-extension name never overwrite each other. Before any item runs, the missing builds run in
-parallel, each in its own `python -m pytest_kernelbench.builds FILE` process with no GPU visible
-(a build needs none), so the GPU is never idle waiting on nvcc one candidate at a time.
-Concurrent pytest-xdist workers share the work: each build holds a lock on its folder; a worker
-starts the builds no one holds, then waits for the ones another worker is running, and an item
-imports a candidate only while holding its folder's lock.
+extension name never overwrite each other. The missing builds run in parallel while the items
+run (BuildPool), each in its own `python -m pytest_kernelbench.builds FILE` process with no GPU
+visible (a build needs none), so the GPU is never idle waiting on nvcc one candidate at a time;
+a case's compile item waits for its own build only. Concurrent pytest-xdist workers share the
+work: each build holds a lock on its folder; a worker starts the builds no one holds, an item
+waits for one another worker is running, and imports a candidate only while holding its
+folder's lock.
 """
 
 from __future__ import annotations
@@ -125,18 +126,6 @@ def failure(folder: Path) -> str:
     """The recorded compiler lines of a build that failed ('' when none did)."""
     marker = folder / FAILED_MARKER
     return marker.read_text(errors="replace") if marker.exists() else ""
-
-
-def run_builds(builds: list[Build], arch: str, jobs: int, timeout_s: float,
-               on_done: Callable[[Build, int, int, float], None] = lambda *a: None,
-               protected: tuple[Path, ...] | None = None) -> None:
-    """Run the pending builds, at most `jobs` at a time, and return once all are done (and
-    those another worker holds); on_done(build, done, total, elapsed)."""
-    pool = BuildPool(builds, arch, jobs, timeout_s, on_done, protected)
-    pool.run()
-    for build in builds:
-        if build.status == "elsewhere":
-            _wait_for(build)
 
 
 class BuildPool:

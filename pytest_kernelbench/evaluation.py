@@ -573,8 +573,8 @@ class Evaluator:
             on_cuda = self.device.startswith("cuda")
             self._per_problem.update({
                 "wall_s": self._baseline_wall_s(case, sets),
-                "kernels": launched_kernels(self._reference, sets[0], self.device,
-                                            other_inputs=sets[-1])[0]
+                "kernels": launched_kernels(self._reference, sets[0], sets[-1],
+                                            self.device)[0]
                 if on_cuda else None,
                 "cost": roofline.problem_cost(self._reference, sets[0]),
                 "dtype": input_dtype(sets[0]),

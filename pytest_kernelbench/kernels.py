@@ -63,8 +63,8 @@ def base_name(kernel: str) -> str:
     return words[-1].split("::")[-1] if words else kernel
 
 
-def launched_kernels(model, inputs: list, device: str, profile: bool = True,
-                     other_inputs: list | None = None) -> tuple[list[str] | None, str]:
+def launched_kernels(model, inputs: list, other_inputs: list, device: str,
+                     profile: bool = True) -> tuple[list[str] | None, str]:
     """(names of the GPU kernels one forward call launches, how they were found: 'graph' or
     'profiler'), after one warm call; (None, 'none') where the call cannot be captured and
     profile is False. other_inputs, another draw, checks the graph (captured_kernels)."""
@@ -74,7 +74,7 @@ def launched_kernels(model, inputs: list, device: str, profile: bool = True,
 
     forward_async(model, inputs)  # lazy builds and autotuning stay out of what is read
     torch.cuda.synchronize(device)
-    names = captured_kernels(model, inputs, other_inputs or inputs, device)
+    names = captured_kernels(model, inputs, other_inputs, device)
     if names is not None:
         return names, "graph"
     if not profile:

@@ -240,7 +240,7 @@ class Worker:
         inputs = loading.make_inputs(loaded.problem, request["input_seed"], device)
         other = loading.make_inputs(loaded.problem, request["input_seed"] + 1, device)
         names, how = guarded(lambda: kernels.launched_kernels(
-            loaded.model, inputs, device, request.get("profiler", True), other),
+            loaded.model, inputs, other, device, request.get("profiler", True)),
             "forward", request["candidate"])
         return {"ok": True, "kernels": names, "attribution": how}, []
 

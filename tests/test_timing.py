@@ -188,8 +188,10 @@ def test_a_build_another_worker_holds_is_left_to_it_and_awaited(tmp_path):
     fcntl.flock(held, fcntl.LOCK_EX)
     threading.Timer(0.5, held.close).start()  # the other worker finishes half a second later
     started = time.perf_counter()
-    builds.run_builds(planned, arch="", jobs=2, timeout_s=60,
-                      on_done=lambda build, done, total, elapsed: seen.append((done, total)))
+    pool = builds.BuildPool(planned, arch="", jobs=2, timeout_s=60,
+                            on_done=lambda build, done, total, elapsed: seen.append((done, total)))
+    pool.run()
+    pool.wait_for(planned[0].folder)
     assert planned[0].status == "elsewhere" and seen == [(1, 1)]
     assert time.perf_counter() - started >= 0.4  # it waited for that build before returning
 
