@@ -12,6 +12,7 @@ import contextlib
 import os
 import re
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from pytest_kernelbench import (
     correctness,
     faults,
     loading,
+    ncu,
     nested,
     ordering,
     precision,
@@ -315,6 +317,7 @@ class Evaluator:
                            profiler=worth_profiling(ratio, record.get("speedup_interval"),
                                                     self.settings.p, self.settings.require_kernel))
         self._note_speed_of_light(record, facts, record["candidate_time"])
+        self._note_profile(case, record)
         record["flags"] = record.get("flags", []) + notes + self._flags(record, ratio)
         return self._speed_verdict(record, ratio, samples["candidate"])
 
@@ -688,6 +691,22 @@ class Evaluator:
         record.update(custom_kernels=own, torch_only=not own, launched_kernels=len(names),
                       kernel_attribution=reply.header["attribution"])
 
+    def _note_profile(self, case: Case, record: dict) -> None:
+        """Nsight Compute's figures for each kernel of one call (--kb-profile, CUDA only), in
+        a process of its own under ncu; why not, where it could not be read."""
+        if not (self.settings.profile and self.device.startswith("cuda")):
+            return
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="kb-ncu-") as folder:
+            request = self.sandbox.alone(self._header("ncu", case,
+                                                      input_seed=self._input_seed(0)),
+                                         Path(folder))
+            kernels, why = ncu.profile(request, self.sandbox.env,
+                                       record.get("custom_kernels") or [],
+                                       max(self._deadline - time.monotonic(), 1.0), Path(folder))
+        charge(record, "ncu", time.perf_counter() - started)
+        record.update(ncu_kernels=kernels, ncu_error=why or None)
+
     def _flags(self, record: dict, ratio: float) -> list[str]:
         flags = []
         if ratio > self.settings.flag_speedup:
@@ -717,20 +736,20 @@ class Evaluator:
 
     def _ask(self, record: dict, op: str, case: Case, timeout_s: float | None = None, **extra):
         """One request to the candidate's worker; its wall time is charged to the record."""
-        assert case.candidate is not None
-        header = {"op": op, "problem": str(case.problem.path), "candidate": str(case.candidate.path),
-                  "seed": self.settings.seed, "device": self.sandbox.worker_device,
-                  "mode": self.settings.mode, "precision": self.settings.precision,
-                  "tf32": self.settings.tf32,
-                  "order_trials": self.order_trials,
-                  "env": self._candidate_env(case), **extra}
+        header = self._header(op, case, **extra)
         started = time.perf_counter()
         left = max(self._deadline - time.monotonic(), 0.001)
         reply = self.sandbox.request(header, min(timeout_s or left, left))
-        spent = dict(record.get("harness_s") or {})
-        spent[op] = round(spent.get(op, 0.0) + time.perf_counter() - started, 6)
-        record["harness_s"] = spent
+        charge(record, op, time.perf_counter() - started)
         return reply
+
+    def _header(self, op: str, case: Case, **extra) -> dict:
+        assert case.candidate is not None
+        return {"op": op, "problem": str(case.problem.path), "candidate": str(case.candidate.path),
+                "seed": self.settings.seed, "device": self.sandbox.worker_device,
+                "mode": self.settings.mode, "precision": self.settings.precision,
+                "tf32": self.settings.tf32, "order_trials": self.order_trials,
+                "env": self._candidate_env(case), **extra}
 
     def _candidate_env(self, case: Case) -> dict[str, str]:
         """The candidate's own extension folder in the build cache (see builds.py)."""
@@ -1004,6 +1023,13 @@ def note_float64_reading(record: dict, precision: str, own_error: float) -> None
             f"the {precision} reference itself is off (error over size {worst:.3g})")
     record["flags"] = [*(f for f in record.get("flags", []) if f not in earlier),
                        f"{FLOAT64_READING}: {size}"]
+
+
+def charge(record: dict, stage: str, seconds: float) -> None:
+    """Add seconds the harness spent on a stage to the record's harness_s."""
+    spent = dict(record.get("harness_s") or {})
+    spent[stage] = round(spent.get(stage, 0.0) + seconds, 6)
+    record["harness_s"] = spent
 
 
 def worth_profiling(speedup: float, interval: list[float] | None, p: float,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest_kernelbench import ncu
+
 STAGES = ("compile", "correct", "speed")
 DETAIL_LINES = 12  # of the traceback or compiler output, the candidate's own frames first
 
@@ -44,6 +46,8 @@ def feedback(record: dict, p: float) -> dict:
         "speed_of_light_fraction": light.get("candidate_fraction"),
         "baseline_speed_of_light_fraction": light.get("baseline_fraction"),
         "flags": record.get("flags") or [],
+        "kernels": record.get("ncu_kernels"),  # --kb-profile: Nsight Compute's, per kernel
+        "profile_error": record.get("ncu_error"),
     }
 
 
@@ -67,6 +71,11 @@ def render(info: dict) -> str:
         if info["compiler_errors"]:
             lines.append(f"compiler: {info['compiler_errors']}")
         lines += [f"  {line}" for line in info["details"]]
+    if info.get("kernels"):
+        lines.append("Nsight Compute, one call:")
+        lines += [f"  {line}" for line in ncu.summary_lines(info["kernels"])]
+    elif info.get("profile_error"):
+        lines.append(f"no Nsight Compute figures: {info['profile_error']}")
     lines += [f"note: {flag}" for flag in info["flags"]]
     return "\n".join(lines) + "\n"
 

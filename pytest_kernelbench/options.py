@@ -310,6 +310,10 @@ OPTIONS: tuple[Option, ...] = (
            "(compiler lines, the candidate's frames, the worst element), or the speedup and "
            "speed-of-light fraction (default: {default}).", "DIR", kind="path",
            shown=lambda _: "none"),
+    Option("--kb-profile", "profile", "on a CUDA device, profile one call of every timed "
+           "candidate under Nsight Compute (ncu) and add each kernel's duration, memory and SM "
+           "throughput and achieved occupancy to its record and feedback; takes seconds per "
+           "candidate.", kind="switch"),
     Option("--kb-plot", "plot_dir", "write PNG plots of the run here: speedup per problem, "
            "fast_p against p, speedup against speed-of-light fraction (needs matplotlib: "
            "pip install 'pytest-kernelbench[plot]') (default: {default}).", "DIR", kind="path",
@@ -390,6 +394,7 @@ class Settings:
     shard: tuple[int, int] | None = None  # (index from 1, count)
     resume_path: Path | None = None
     feedback_dir: Path | None = None
+    profile: bool = False  # Nsight Compute metrics per kernel (ncu.py)
     plot_dir: Path | None = None
 
 

@@ -12,6 +12,7 @@ import pytest
 from pytest_kernelbench import (
     confine,
     discovery,
+    ncu,
     options,
     report,
     resume,
@@ -118,8 +119,14 @@ class KernelBenchRun:
         if settings.confine == "require" and not confine.landlock_abi():
             raise pytest.UsageError("--kb-confine=require: this kernel offers no Landlock to "
                                     "confine candidates with")
-        run = cls(config, settings, resolve_device(settings.device, xdist_worker(config)), problems,
-                  discovery.pair(problems, sets), manifest)
+        device = resolve_device(settings.device, xdist_worker(config))
+        if settings.profile and not device.startswith("cuda"):
+            raise pytest.UsageError(f"--kb-profile: Nsight Compute profiles CUDA kernels; the "
+                                    f"device is {device}")
+        if settings.profile and ncu.find_ncu() is None:
+            raise pytest.UsageError("--kb-profile: ncu (Nsight Compute) is not on PATH nor in "
+                                    "CUDA_HOME/bin")
+        run = cls(config, settings, device, problems, discovery.pair(problems, sets), manifest)
         run.orphans = [c for found in sets.values()
                        for c in discovery.orphans(all_problems, found, settings.levels)]
         run.misnamed = [pair for found in sets.values()

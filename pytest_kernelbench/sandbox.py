@@ -175,10 +175,19 @@ class Sandbox:
         if self.confine_mode == "off":
             return None
         self.scratch = Path(tempfile.mkdtemp(prefix="kb-scratch-"))
+        return self._policy_json(header, self.scratch)
+
+    def alone(self, header: dict, scratch: Path) -> dict:
+        """The request for a process of its own that runs the candidate outside a worker
+        (under a profiler): confined as a worker would be, writing only to `scratch`."""
+        policy = None if self.confine_mode == "off" else self._policy_json(header, scratch)
+        return {**header, "policy": policy}
+
+    def _policy_json(self, header: dict, scratch: Path) -> str:
         build = (header.get("env") or {}).get("TORCH_EXTENSIONS_DIR")
         candidate, problem = header.get("candidate"), header.get("problem")
         return confine.policy_for(Path(candidate) if candidate else None,
-                                  Path(problem) if problem else None, self.scratch,
+                                  Path(problem) if problem else None, scratch,
                                   Path(build) if build else None, self.protected).to_json()
 
     def _start_child(self, header: dict) -> Fault | None:
