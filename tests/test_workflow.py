@@ -13,11 +13,22 @@ from pytest_kernelbench import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "kernelbench.yml"
+DROP_IN = ROOT / "docs" / "kernelbench-workflow.yml"  # the same, for other repositories
 OPTIONS = (ROOT / "pytest_kernelbench" / "options.py").read_text()
 
 
-def load() -> dict:
-    return yaml.safe_load(WORKFLOW.read_text())
+def load(path: Path = WORKFLOW) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def test_the_drop_in_copy_is_the_workflow_with_the_plugin_from_its_package():
+    ours, theirs = load(), load(DROP_IN)
+    assert ours["env"].pop("KB_PACKAGE") == "."
+    assert theirs["env"].pop("KB_PACKAGE") == "pytest-kernelbench"
+    assert ours == theirs
+    installs = [command for job in ours["jobs"].values() for command in runs(job)
+                if "pip install" in command]
+    assert len(installs) == 2 and all('"$KB_PACKAGE"' in command for command in installs)
 
 
 def runs(job: dict) -> list[str]:
@@ -51,7 +62,7 @@ def test_the_merge_jobs_commands_run_on_shard_reports(kb, monkeypatch, capsys):
     monkeypatch.chdir(kb.pytester.path)
     steps = [command for command in runs(load()["jobs"]["merge"])
              if command.startswith("kernelbench-report")]
-    assert len(steps) == 3
+    assert len(steps) == 4  # summary, plots and the gate after the merge
     for command in steps:
         argv = shlex.split(command.split(">>")[0])[1:]
         argv = [str(path) for arg in argv
@@ -61,6 +72,8 @@ def test_the_merge_jobs_commands_run_on_shard_reports(kb, monkeypatch, capsys):
         # problem without one.
         assert code == (1 if "--fail-under" in argv else 0), command
     assert "| good" in capsys.readouterr().out
+    assert sorted(p.name for p in (kb.pytester.path / "reports" / "plots").iterdir()) == \
+        ["fast_p.png", "speed_of_light.png", "speedup.png"]
 
 
 def test_plots_are_written_for_a_run_and_from_reports(kb, tmp_path):
