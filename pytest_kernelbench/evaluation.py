@@ -127,6 +127,7 @@ class Evaluator:
         self._ceilings: dict[str, roofline.Ceilings] = {}
         self._retimed: set[str] = set()  # baseline cache keys timed afresh in this run
         self._envs: dict[Path, dict[str, str]] = {}  # candidate file -> its build environment
+        self._build_waits: dict[Case, float] = {}  # seconds a compile item waited for its build
         self.arch = cuda_arch(device)
         self.placement = placement(device, worker)
 
@@ -136,6 +137,8 @@ class Evaluator:
     # --- stages ---------------------------------------------------------------------------
 
     def compile(self, case: Case) -> Outcome:
+        if (case, "compile") not in self._done:
+            self._await_build(case)
         return self._memo(case, "compile", self._compile, exclusive=False)
 
     def correct(self, case: Case) -> Outcome:
@@ -154,8 +157,10 @@ class Evaluator:
             if self.problem_digests is not None:  # raises ProblemChanged
                 self.problem_digests.check(case.problem.path, self._last_case)
             self._last_case = f"{case.problem.key}[{case.id}]"
+            asked = time.monotonic()
             with device_lock(self.device, exclusive):
                 held_from = time.time()
+                lock_wait_s = time.monotonic() - asked
                 # --kb-timeout bounds the stage: its requests share what is left of it (a stage
                 # that runs an earlier one first gets its own time back afterwards).
                 began = time.monotonic()
@@ -183,6 +188,7 @@ class Evaluator:
                 outcome.record["error_details"] = outcome.details[-4000:]
             outcome.record["held"] = {**outcome.record.get("held", {}),
                                       stage: [round(held_from, 6), round(held_to, 6)]}
+            charge(outcome.record, "lock_wait", lock_wait_s)
             self._done[key] = outcome
         return self._done[key]
 
@@ -203,8 +209,8 @@ class Evaluator:
         record["static_scan"] = scan_source(source)
         folder = Path(self._candidate_env(case)["TORCH_EXTENSIONS_DIR"])
         builds_one = builds.needs_build(source)
-        if builds_one:
-            self.wait_for_build(folder)
+        if case in self._build_waits:
+            charge(record, "build_wait", self._build_waits.pop(case))
         with builds.holding(folder) if builds_one else contextlib.nullcontext():
             if builds_one and not builds.intact(folder):
                 builds.discard(folder)
@@ -230,6 +236,19 @@ class Evaluator:
             return Outcome(reply.status, reply.message, reply.details, record=record)
         record.update(compiled=True)
         return Outcome(faults.PASSED, record=record)
+
+    def _await_build(self, case: Case) -> None:
+        """Wait until the run's build pool is done with the candidate's build folder. This
+        happens before the device lock is taken: a build can take a minute, and a timing
+        waiting for the device (and all work queued behind it) would wait as long."""
+        if case.candidate is None:
+            return
+        source = case.candidate.path.read_text(errors="replace")
+        if not builds.needs_build(source) or (self.device == "cpu" and needs_cuda(source)):
+            return
+        started = time.monotonic()
+        self.wait_for_build(Path(self._candidate_env(case)["TORCH_EXTENSIONS_DIR"]))
+        self._build_waits[case] = time.monotonic() - started
 
     def _correct(self, case: Case) -> Outcome:
         compiled = self.compile(case)

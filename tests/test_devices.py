@@ -121,3 +121,37 @@ def test_a_timing_that_overlaps_other_work_on_its_gpu_is_found():
     # the speed item of a case that failed only skips, under the shared lock
     skipped = _held(5, "GPU-a", timing=None, correct=[0, 1], speed=[4.5, 4.6])
     assert timing_overlaps([records[1], skipped]) == []
+
+
+def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path):
+    # A build can take a minute; holding the device meanwhile would keep a timing (and all work
+    # queued behind it on the turnstile) waiting as long.
+    from pathlib import Path
+
+    from pytest_kernelbench import Session
+
+    relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
+    candidate = tmp_path / "2_ReLU.py"
+    candidate.write_text("# builds with torch.utils.cpp_extension.load_inline (not here)\n"
+                         "import torch\n\nclass ModelNew(torch.nn.Module):\n"
+                         "    def forward(self, x):\n        return torch.relu(x)\n")
+    free_while_waiting = []
+
+    def wait_for_build(folder) -> None:
+        with open(lock_path("cpu"), "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                free_while_waiting.append(False)
+            else:
+                free_while_waiting.append(True)
+                fcntl.flock(handle, fcntl.LOCK_UN)
+        time.sleep(0.3)
+
+    with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0) as session:
+        session._evaluator.wait_for_build = wait_for_build
+        result = session.evaluate(relu, candidate)
+    assert free_while_waiting == [True]
+    assert result["status"] == "passed"
+    assert result["harness_s"]["build_wait"] >= 0.3
+    assert result["harness_s"]["lock_wait"] >= 0
