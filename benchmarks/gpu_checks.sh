@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu devices
-#         confine real upstream order compile precision attribution"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
+#         confine real realrun upstream order compile precision attribution profile"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
@@ -292,6 +292,33 @@ if [[ " $sections " == *" real "* ]]; then
     echo "wall time: $(( $(date +%s) - start )) s"
     grep -E '^kernelbench: [0-9]+ extension|[0-9]+ (passed|failed)' "$out/real.log" | tail -3
     python3 benchmarks/summarize_report.py "$out/real.json" --overhead
+fi
+
+if [[ " $sections " == *" realrun "* ]]; then
+    # The same set through benchmarks/real_run.py: cold (own build cache), then warm when
+    # KB_WARM_LIMIT is set; wall time, builds, seconds per stage, the GPU's idle fraction.
+    real="${KB_REAL_SET:-.third_party/cudal1/h100}"
+    echo "== real_run: $real, -n ${KB_WORKERS:-4}"
+    python3 benchmarks/real_run.py "$out/realrun" --problems .third_party/v0/KernelBench \
+        --candidates "$real" --limit "${KB_EVAL_LIMIT:-540}" --warm-limit "${KB_WARM_LIMIT:-0}" \
+        -n "${KB_WORKERS:-4}" --benchmark-max-time="${KB_TIME_BUDGET:-0.5}" "$@"
+    grep -E '^kernelbench: [0-9]+ extension|[0-9]+ (passed|failed)' "$out/realrun/cold.log" | tail -3
+fi
+
+if [[ " $sections " == *" profile "* ]]; then
+    # --kb-profile: Nsight Compute's figures per kernel in the feedback, confined and not.
+    pick="${KB_PROFILE_K:-19_ReLU or 25_Swish or 30_Softsign}"
+    for mode in auto off; do
+        start=$(date +%s)
+        python3 -m pytest -p no:cacheprovider -q --kb-device=cuda --kb-level=1 -k "$pick" \
+            --kb-candidates=candidates/examples --kb-candidates=candidates/reference \
+            --kb-confine=$mode --kb-profile --kb-feedback="$out/feedback-$mode" \
+            --benchmark-max-time=0.2 --kb-report="$out/profile-$mode.json" \
+            >"$out/profile-$mode.log" 2>&1
+        echo "-- --kb-profile, --kb-confine=$mode: $(tail -n 1 "$out/profile-$mode.log") ($(( $(date +%s) - start )) s)"
+        python3 -c "import json, sys; [print(' ', r['problem'], r['candidate_set'], r['status'], 'ncu', (r.get('harness_s') or {}).get('ncu'), 's;', len(r.get('ncu_kernels') or []), 'kernels;', r.get('ncu_error')) for r in json.load(open(sys.argv[1]))['results'] if r['status'] != 'missing']" "$out/profile-$mode.json"
+    done
+    for f in "$out"/feedback-auto/*/*.txt; do echo "--- $f"; cat "$f"; done
 fi
 
 if [[ " $sections " == *" upstream "* ]]; then
