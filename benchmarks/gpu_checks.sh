@@ -307,6 +307,8 @@ fi
 
 if [[ " $sections " == *" profile "* ]]; then
     # --kb-profile: Nsight Compute's figures per kernel in the feedback, confined and not.
+    python3 benchmarks/ncu_confine_check.py problems/level1/30_Softsign.py \
+        candidates/examples/level1/30_Softsign.py 2>&1 | tail -6
     pick="${KB_PROFILE_K:-19_ReLU or 25_Swish or 30_Softsign}"
     for mode in auto off; do
         start=$(date +%s)

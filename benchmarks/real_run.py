@@ -23,6 +23,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from pytest_kernelbench.devices import hold_spans
+
 
 def covered(intervals: list[tuple[float, float]]) -> float:
     """Seconds covered by the union of intervals."""
@@ -55,7 +57,7 @@ def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
     print("  seconds per candidate (median / p90 / total): " + ", ".join(
         f"{stage} {statistics.median(v):.2f}/{sorted(v)[int(0.9 * (len(v) - 1))]:.2f}/{sum(v):.0f}"
         for stage, v in sorted(stages.items())))
-    held = [tuple(span) for r in records for span in (r.get("held") or {}).values()]
+    held = [(start, end) for r in records for _, start, end in hold_spans(r)]
     if held:
         first, last = min(s for s, _ in held), max(e for _, e in held)
         busy = covered(held)

@@ -70,6 +70,9 @@ class Policy:
     scratch: str = ""
     network: bool = False
     workdir: str = ""  # its current folder: its build folder, where a build into "./x" stays
+    # Abstract unix sockets and signals kept within its own domain (Landlock ABI >= 6); a
+    # profiled process talks to its profiler outside it (see ncu.py).
+    scoped: bool = True
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -79,7 +82,8 @@ class Policy:
         data = json.loads(text)
         return cls(read=tuple(data["read"]), write=tuple(data["write"]),
                    protected=tuple(data.get("protected", ())), scratch=data.get("scratch", ""),
-                   network=bool(data.get("network")), workdir=data.get("workdir", ""))
+                   network=bool(data.get("network")), workdir=data.get("workdir", ""),
+                   scoped=bool(data.get("scoped", True)))
 
 
 @dataclass
@@ -207,7 +211,7 @@ def enter(policy: Policy) -> Applied:
     if abi:
         _landlock(policy, abi)
         applied.landlock_abi = abi
-        applied.signals = abi >= 6
+        applied.signals = abi >= 6 and policy.scoped
         if applied.network == "open" and abi >= 4:
             applied.network = "tcp"
     else:
@@ -269,7 +273,8 @@ def _landlock(policy: Policy, abi: int) -> None:
     handled = fs_rights(abi)
     attr = _RulesetAttr(handled_access_fs=handled,
                         handled_access_net=(NET_BIND_TCP | NET_CONNECT_TCP) if abi >= 4 else 0,
-                        scoped=(SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL) if abi >= 6 else 0)
+                        scoped=(SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
+                        if abi >= 6 and policy.scoped else 0)
     size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else (16 if abi >= 4 else 8)
     ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
                            ctypes.c_uint32(0))

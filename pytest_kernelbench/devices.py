@@ -16,6 +16,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,8 +82,40 @@ def lock_path(device: str) -> Path:
 _HOLDS = threading.local()  # how many device locks this thread holds (nested stages)
 
 
+class DeviceHold:
+    """A held device lock that can step aside while its holder's worker does no GPU work (it
+    waits on a compiler) and step back before that worker goes on."""
+
+    def __init__(self, handle, path: Path, mode: int, outermost: bool):
+        self._handle, self._path, self._mode = handle, path, mode
+        self.outermost = outermost  # a nested hold shares its lock with the one around it
+        self.held = True
+        self.aside: list[list[float]] = []  # [from, to] wall-clock spans stepped aside
+
+    def step_aside(self) -> bool:
+        if not (self.outermost and self.held):
+            return False
+        self.aside.append([round(time.time(), 6)])  # before another holder can come in
+        fcntl.flock(self._handle, fcntl.LOCK_UN)
+        self.held = False
+        return True
+
+    def step_back(self) -> None:
+        if self.held:
+            return
+        _take(self._handle, self._path, self._mode)
+        self.held = True
+        self.aside[-1].append(round(time.time(), 6))
+
+
+def _take(handle, path: Path, mode: int) -> None:
+    with open(path.with_suffix(".turnstile"), "a+") as turnstile:
+        fcntl.flock(turnstile, mode)
+        fcntl.flock(handle, mode)
+
+
 @contextlib.contextmanager
-def device_lock(device: str, exclusive: bool) -> Iterator[None]:
+def device_lock(device: str, exclusive: bool) -> Iterator[DeviceHold]:
     """Hold the device's lock: shared for ordinary work, exclusive for timing.
 
     A turnstile in front keeps timing from starving: flock lets new shared holders in while an
@@ -99,12 +132,11 @@ def device_lock(device: str, exclusive: bool) -> Iterator[None]:
         if depth:
             fcntl.flock(handle, mode)
         else:
-            with open(path.with_suffix(".turnstile"), "a+") as turnstile:
-                fcntl.flock(turnstile, mode)
-                fcntl.flock(handle, mode)
+            _take(handle, path, mode)
         _HOLDS.depth = depth + 1
+        hold = DeviceHold(handle, path, mode, outermost=not depth)
         try:
-            yield
+            yield hold
         finally:
             _HOLDS.depth = depth
             fcntl.flock(handle, fcntl.LOCK_UN)
@@ -125,7 +157,7 @@ def timing_overlaps(records: list[dict]) -> list[tuple[str, str]]:
         # A speed stage holds the device alone when it times (a failed case's only skips)
         timed = record.get("timing") is not None or \
             (record.get("upstream") or {}).get("speedup") is not None
-        for stage, (start, end) in (record.get("held") or {}).items():
+        for stage, start, end in hold_spans(record):
             holds.setdefault(device, []).append((start, end, f"{label}:{stage}",
                                                  stage == "speed" and timed))
     found = []
@@ -138,3 +170,18 @@ def timing_overlaps(records: list[dict]) -> list[tuple[str, str]]:
                 if (timing or other_timing) and other_start < end and start < other_end:
                     found.append((name, other))
     return found
+
+
+def hold_spans(record: dict) -> list[tuple[str, float, float]]:
+    """(stage, start, end) of each span a record's stages held the device: its `held` window
+    less the spans it stepped aside for a build (`aside`)."""
+    spans = []
+    aside = record.get("aside") or {}
+    for stage, (start, end) in (record.get("held") or {}).items():
+        for gap_start, gap_end in sorted(tuple(gap) for gap in aside.get(stage, ())):
+            if gap_start > start:
+                spans.append((stage, start, gap_start))
+            start = max(start, gap_end)
+        if end > start:
+            spans.append((stage, start, end))
+    return spans

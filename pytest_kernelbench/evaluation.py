@@ -158,9 +158,10 @@ class Evaluator:
                 self.problem_digests.check(case.problem.path, self._last_case)
             self._last_case = f"{case.problem.key}[{case.id}]"
             asked = time.monotonic()
-            with device_lock(self.device, exclusive):
+            with device_lock(self.device, exclusive) as hold:
                 held_from = time.time()
                 lock_wait_s = time.monotonic() - asked
+                outer_hold, self.sandbox.hold = self.sandbox.hold, hold
                 # --kb-timeout bounds the stage: its requests share what is left of it (a stage
                 # that runs an earlier one first gets its own time back afterwards).
                 began = time.monotonic()
@@ -175,6 +176,7 @@ class Evaluator:
                     outcome = problem_outcome(case, str(exc))
                 finally:
                     self._deadline = outer + (time.monotonic() - began)
+                    self.sandbox.hold = outer_hold
                     loading.release_cached_memory()
                 held_to = time.time()
             # Where the stage ran and when it held the device: a multi-GPU run's report shows
@@ -189,6 +191,8 @@ class Evaluator:
             outcome.record["held"] = {**outcome.record.get("held", {}),
                                       stage: [round(held_from, 6), round(held_to, 6)]}
             charge(outcome.record, "lock_wait", lock_wait_s)
+            if hold.aside:  # spans it let others use the device while a compiler ran
+                outcome.record["aside"] = {**outcome.record.get("aside", {}), stage: hold.aside}
             self._done[key] = outcome
         return self._done[key]
 
@@ -717,9 +721,9 @@ class Evaluator:
             return
         started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="kb-ncu-") as folder:
-            request = self.sandbox.alone(self._header("ncu", case,
-                                                      input_seed=self._input_seed(0)),
-                                         Path(folder))
+            request = self.sandbox.profiled(self._header("ncu", case,
+                                                         input_seed=self._input_seed(0)),
+                                            Path(folder))
             kernels, why = ncu.profile(request, self.sandbox.env,
                                        record.get("custom_kernels") or [],
                                        max(self._deadline - time.monotonic(), 1.0), Path(folder))

@@ -6,8 +6,9 @@ were. Nothing here feeds a verdict.
 
 Nsight Compute must start the process it profiles, so the call runs in a process of its own
 under `ncu`, not in the sandbox worker: `python -m pytest_kernelbench.ncu REQUEST.json` loads
-the candidate as the worker does (the same request, confined by the same policy once CUDA is
-up), calls it once to warm up, and calls it once more between cudaProfilerStart and Stop.
+the candidate as the worker does (the same request; once CUDA is up, confined to the same files,
+though free to talk to ncu: TCP, sockets and signals outside its domain), calls it once to warm
+up, and calls it once more between cudaProfilerStart and Stop.
 Each kernel of that call is replayed by ncu until it has every metric.
 """
 
@@ -139,7 +140,8 @@ def profile(request: dict, env: dict[str, str], own: list[str], timeout_s: float
     request_path, log_path = folder / "ncu-request.json", folder / "ncu.csv"
     request_path.write_text(json.dumps(request))
     try:
-        done = subprocess.run(command(ncu, log_path, request_path), env=env,
+        # ncu's own temporary files beside the request, where the profiled process may reach
+        done = subprocess.run(command(ncu, log_path, request_path), env={**env, "TMPDIR": str(folder)},
                               capture_output=True, text=True, timeout=timeout_s,
                               stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
@@ -155,12 +157,12 @@ def profile(request: dict, env: dict[str, str], own: list[str], timeout_s: float
 
 
 def _last_word(done: subprocess.CompletedProcess, log: str) -> str:
-    """What to blame: ncu's own error, else the profiled process's last line of stderr."""
+    """What to blame: the profiled process's last line of stderr, else ncu's own error."""
     lines = (done.stdout + "\n" + log + "\n" + done.stderr).splitlines()
     errors = [line for line in lines if line.startswith("==ERROR==")]
     said = [line for line in done.stderr.splitlines() if line.strip() and
             not line.startswith("==")]
-    return (errors or said or ["no output"])[-1].strip()
+    return (said or errors or ["no output"])[-1].strip()
 
 
 def profile_one(request_path: Path) -> int:

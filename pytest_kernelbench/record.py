@@ -69,6 +69,7 @@ class Record(TypedDict, total=False):
     confinement: str | None
     harness_s: dict[str, float] | None
     held: dict[str, list[float]] | None
+    aside: dict[str, list[list[float]]] | None  # spans a stage let the device go (builds)
     placement: dict[str, str | None] | None
     fingerprint: dict[str, str] | None
 

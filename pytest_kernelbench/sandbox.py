@@ -7,6 +7,7 @@ child does not answer in time, or that kills it, becomes a Fault for that reques
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import select
 import shutil
@@ -43,6 +44,37 @@ class Reply:
     wall_s: float = 0.0
     extra: dict = field(default_factory=dict)  # other decoded values, by header key
     log: str = ""  # what the worker printed while answering (e.g. a failed build's compiler)
+
+
+# Processes a worker starts to build an extension or a JIT kernel: while one runs, the worker
+# waits on it (cpp_extension and Triton build synchronously) and runs nothing on the GPU.
+COMPILERS = frozenset({"ninja", "nvcc", "cicc", "ptxas", "cudafe++", "fatbinary", "nvlink",
+                       "c++", "g++", "gcc", "cc", "cc1", "cc1plus", "clang", "clang++", "ld",
+                       "ld.bfd", "ld.gold", "collect2", "as"})
+BUILD_POLL_S = 0.1  # how often a waiting request looks for a compiler under its worker
+
+
+def compiling(root: int) -> bool:
+    """Whether a compiler runs among the descendants of process `root` (Linux /proc)."""
+    parents: dict[int, list[tuple[int, str]]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                stat = handle.read().decode(errors="replace")
+        except OSError:
+            continue
+        name = stat[stat.find("(") + 1:stat.rfind(")")]
+        ppid = int(stat[stat.rfind(")") + 2:].split()[1])
+        parents.setdefault(ppid, []).append((int(entry.name), name))
+    below = list(parents.get(root, ()))
+    while below:
+        pid, name = below.pop()
+        if name in COMPILERS:
+            return True
+        below.extend(parents.get(pid, ()))
+    return False
 
 
 def seconds(value: float) -> str:
@@ -99,6 +131,9 @@ class Sandbox:
         self.child_key: tuple | None = None
         self.to_child = self.from_child = -1
         self.cuda_ipc = False  # probed per child: outputs then skip the trip through host memory
+        # The device lock the running stage holds (set by the evaluator), stepped aside while
+        # the worker waits on a compiler.
+        self.hold: devices.DeviceHold | None = None
 
     def request(self, header: dict, timeout_s: float) -> Reply | Fault:
         """Send one request to the candidate's worker and wait at most timeout_s for its reply."""
@@ -177,18 +212,25 @@ class Sandbox:
         self.scratch = Path(tempfile.mkdtemp(prefix="kb-scratch-"))
         return self._policy_json(header, self.scratch)
 
-    def alone(self, header: dict, scratch: Path) -> dict:
-        """The request for a process of its own that runs the candidate outside a worker
-        (under a profiler): confined as a worker would be, writing only to `scratch`."""
-        policy = None if self.confine_mode == "off" else self._policy_json(header, scratch)
-        return {**header, "policy": policy}
+    def profiled(self, header: dict, scratch: Path) -> dict:
+        """The request for a process of its own that runs the candidate under a profiler: its
+        files confined as a worker's are, writing only to `scratch`, but free to talk to the
+        profiler that started it (TCP and sockets outside its domain, signals)."""
+        if self.confine_mode == "off":
+            return {**header, "policy": None}
+        policy = dataclasses.replace(self._policy_of(header, scratch), network=True,
+                                     scoped=False)
+        return {**header, "policy": policy.to_json()}
 
     def _policy_json(self, header: dict, scratch: Path) -> str:
+        return self._policy_of(header, scratch).to_json()
+
+    def _policy_of(self, header: dict, scratch: Path) -> confine.Policy:
         build = (header.get("env") or {}).get("TORCH_EXTENSIONS_DIR")
         candidate, problem = header.get("candidate"), header.get("problem")
         return confine.policy_for(Path(candidate) if candidate else None,
                                   Path(problem) if problem else None, scratch,
-                                  Path(build) if build else None, self.protected).to_json()
+                                  Path(build) if build else None, self.protected)
 
     def _start_child(self, header: dict) -> Fault | None:
         if self.zygote is None or self.zygote.poll() is not None:
@@ -280,13 +322,47 @@ class Sandbox:
 
     def _wait_readable(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            ready, _, _ = select.select([self.from_child], [], [], min(left, 1.0))
-            if ready:
-                return True
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                poll_s = 1.0 if self.hold is None else BUILD_POLL_S
+                ready, _, _ = select.select([self.from_child], [], [], min(left, poll_s))
+                if ready:
+                    return True
+                if self.hold is not None:
+                    self._make_way()
+        finally:
+            self._rejoin()
+
+    def _make_way(self) -> None:
+        """While the worker waits on a compiler it does no GPU work: the device lock it runs
+        under steps aside for that long, so a build of a minute holds up no timing."""
+        assert self.hold is not None
+        building = self.child_pid is not None and compiling(self.child_pid)
+        if building and self.hold.held:
+            self.hold.step_aside()
+        elif not building and not self.hold.held:
+            self._rejoin()
+
+    def _rejoin(self) -> None:
+        """Take the device lock back, the worker stopped until it is held again."""
+        if self.hold is None or self.hold.held:
+            return
+        stopped = self._signal_child(signal.SIGSTOP)
+        try:
+            self.hold.step_back()
+        finally:
+            if stopped:
+                self._signal_child(signal.SIGCONT)
+
+    def _signal_child(self, signum: int) -> bool:
+        try:
+            os.killpg(self.child_pid, signum)  # type: ignore[arg-type]
+            return True
+        except (ProcessLookupError, PermissionError, TypeError):
+            return False
 
     def _lost(self, log_start: int) -> Fault:
         returncode = self.stop_child()

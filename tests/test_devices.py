@@ -155,3 +155,62 @@ def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path)
     assert result["status"] == "passed"
     assert result["harness_s"]["build_wait"] >= 0.3
     assert result["harness_s"]["lock_wait"] >= 0
+
+
+def test_a_hold_steps_aside_for_an_exclusive_holder_and_its_spans_are_left_out():
+    with device_lock("cpu", exclusive=False) as hold:
+        assert hold.step_aside()
+        with device_lock("cpu", exclusive=True):  # another holder gets the device meanwhile
+            pass
+        hold.step_back()
+        assert hold.held and len(hold.aside) == 1 and len(hold.aside[0]) == 2
+    record = {"held": {"compile": [10.0, 20.0], "correct": [20.0, 21.0]},
+              "aside": {"compile": [[12.0, 15.0], [16.0, 18.0]]}}
+    from pytest_kernelbench.devices import hold_spans
+    assert hold_spans(record) == [("compile", 10.0, 12.0), ("compile", 15.0, 16.0),
+                                  ("compile", 18.0, 20.0), ("correct", 20.0, 21.0)]
+
+
+def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path):
+    # A build at import (or at first call) can take a minute: the stage lets the device go
+    # meanwhile, and stops the worker until it holds the device again.
+    from pathlib import Path
+
+    from pytest_kernelbench import Session
+
+    relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
+    started = tmp_path / "build_started"
+    compiler = tmp_path / "ninja"  # a stand-in for a build: its process is named ninja
+    compiler.write_text(f"#!/bin/sh\ntouch {started}\nsleep 1.0\n")
+    compiler.chmod(0o755)
+    went_on = tmp_path / "went_on"
+    candidate = tmp_path / "2_ReLU.py"
+    candidate.write_text(
+        "# builds as torch.utils.cpp_extension would, in a compiler process\n"
+        "import subprocess, time\nimport torch\n"
+        f"subprocess.run([{str(compiler)!r}], check=True)\n"
+        "time.sleep(0.5)  # the worker is stopped within this\n"
+        f"open({str(went_on)!r}, 'w').write(repr(time.time()))\n\n"
+        "class ModelNew(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return torch.relu(x)\n")
+    seen: dict[str, float] = {}
+
+    def timing_elsewhere() -> None:  # once the build runs: takes the device, keeps it a while
+        while not started.exists():
+            time.sleep(0.01)
+        seen["build"] = time.time()
+        with device_lock("cpu", exclusive=True):
+            seen["taken"] = time.time()
+            time.sleep(1.5)
+            seen["released"] = time.time()
+
+    other = threading.Thread(target=timing_elsewhere)
+    other.start()
+    with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0, confine="off") as session:
+        result = session.evaluate(relu, candidate)
+    other.join()
+    assert result["status"] == "passed", result["error"]
+    assert seen["taken"] - seen["build"] < 0.9  # while the compiler ran
+    (start, end), = result["aside"]["compile"]
+    assert end >= seen["released"] and start <= seen["taken"]
+    assert float(went_on.read_text()) >= seen["released"]  # stopped until the device was back

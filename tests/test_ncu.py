@@ -98,7 +98,7 @@ def _request(sandbox: Sandbox, candidate: Path, scratch: Path) -> dict:
     header = {"op": "ncu", "problem": str(RELU), "candidate": str(candidate), "seed": 42,
               "device": "cpu", "mode": "train", "precision": "fp32", "tf32": "off",
               "order_trials": False, "env": {}, "input_seed": 1042}
-    return sandbox.alone(header, scratch)
+    return sandbox.profiled(header, scratch)
 
 
 @pytest.mark.parametrize("mode", ["off", "auto"])
