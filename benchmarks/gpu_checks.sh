@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="eval hostile audit graph ncu builds repeat baselines xdist multigpu devices
-#         confine real realrun upstream order compile precision attribution profile"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
+#         confine real realrun upstream order compile precision attribution profile handwritten"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
@@ -55,6 +55,21 @@ if [[ " $sections " == *" compile "* ]]; then
     echo "wall time: $(( $(date +%s) - start )) s"
     tail -n 1 "$out/compile-run.log"
     python3 benchmarks/summarize_report.py "$out/compile-report.json"
+fi
+
+if [[ " $sections " == *" handwritten "* ]]; then
+    # The hand-written set beside the torch.compile set on the problems it has candidates for:
+    # docs/candidates.md's table (benchmarks/candidate_table.py).
+    pick=$(ls candidates/handwritten/level*/*.py | xargs -n1 basename | sed 's/\.py$//' | paste -sd'|' | sed 's/|/ or /g')
+    echo "== hand-written and torch.compile candidates, -n ${KB_WORKERS:-4}"
+    start=$(date +%s)
+    timeout -s INT "${KB_EVAL_LIMIT:-540}" python3 -m pytest -p no:cacheprovider -q \
+        -n "${KB_WORKERS:-4}" --kb-device=cuda --kb-candidates=candidates/handwritten \
+        --kb-candidates=candidates/torch_compile -k "$pick" --kb-report="$out/handwritten.json" \
+        --benchmark-max-time="${KB_TIME_BUDGET:-0.5}" "$@" >"$out/handwritten.log" 2>&1
+    echo "wall time: $(( $(date +%s) - start )) s"
+    tail -n 1 "$out/handwritten.log"
+    python3 benchmarks/candidate_table.py "$out/handwritten.json"
 fi
 
 if [[ " $sections " == *" repeat "* ]]; then
