@@ -631,7 +631,10 @@ class Evaluator:
         dtype = facts["dtype"]
         if dtype not in self._ceilings:
             self._ceilings[dtype] = roofline.measure_ceilings(self.device, dtype)
-        ceilings, cost = self._ceilings[dtype], facts["cost"]
+        cost = facts["cost"]
+        for seconds in (record["baseline_time"], candidate_s):
+            self._ceilings[dtype] = roofline.raised(self._ceilings[dtype], cost, seconds or 0.0)
+        ceilings = self._ceilings[dtype]
         record["speed_of_light"] = {
             **cost.as_dict(), "dtype": dtype, "ceilings": ceilings.as_dict(),
             "baseline_fraction": roofline.fraction(cost, record["baseline_time"], ceilings),

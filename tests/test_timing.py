@@ -112,6 +112,19 @@ def test_the_speed_of_light_fraction_uses_the_binding_ceiling():
     assert roofline.fraction(compute_bound, 1e-2, ceilings) == pytest.approx(1.0)
 
 
+def test_a_call_faster_than_a_ceiling_raises_it_so_no_fraction_passes_one():
+    # On an H200 a Triton Swish moved its bytes at 4.06 TB/s where torch's copy read 3.83.
+    ceilings = roofline.Ceilings(bytes_per_s=3.83e12, flops_per_s=5.1e13)
+    swish = roofline.Cost(flops=0, min_bytes=805306368)
+    assert roofline.fraction(swish, 198e-6, ceilings) > 1.05
+    higher = roofline.raised(ceilings, swish, 198e-6)
+    assert higher.bytes_per_s == pytest.approx(805306368 / 198e-6)
+    assert higher.flops_per_s == ceilings.flops_per_s
+    assert roofline.fraction(swish, 198e-6, higher) == pytest.approx(1.0)
+    assert roofline.fraction(swish, 473e-6, higher) == pytest.approx(198 / 473)
+    assert roofline.raised(higher, swish, 473e-6) == higher  # a slower call changes nothing
+
+
 def test_measured_ceilings_are_positive_on_the_cpu():
     ceilings = roofline.measure_ceilings("cpu")
     assert ceilings.bytes_per_s > 1e8 and ceilings.flops_per_s > 1e8
