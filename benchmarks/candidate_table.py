@@ -41,6 +41,11 @@ def main() -> int:
             by_set.setdefault(record["candidate_set"], {})[
                 (record["level"], record["problem_id"])] = record
     ours, against = by_set.get(args.ours, {}), by_set.get(args.against, {})
+    ceilings = next(((r.get("speed_of_light") or {}).get("ceilings") for r in ours.values()
+                     if r.get("speed_of_light")), None)
+    if ceilings:
+        print(f"Speed of light against {ceilings['flops_per_s'] / 1e12:.1f} TFLOP/s and "
+              f"{ceilings['bytes_per_s'] / 1e12:.2f} TB/s, as measured in the run.\n")
     print(f"| problem | kernel | status | speedup over eager | over {args.against} | "
           "speed of light |")
     print("| --- | --- | --- | ---: | ---: | ---: |")
@@ -52,8 +57,8 @@ def main() -> int:
                 and theirs.get("status") in CORRECT:
             ratio = mine["speedup"] / theirs["speedup"]
         print(f"| L{key[0]}/{key[1]} {mine['problem']} | {kind(mine.get('candidate_path'))} | "
-              f"{mine['status']} | {_x(mine.get('speedup'))} | "
-              f"{_x(ratio) if theirs else 'not run'} | "
+              f"{mine['status'] or 'not judged (run stopped)'} | {_x(mine.get('speedup'))} | "
+              f"{_x(ratio) if theirs and theirs.get('status') in CORRECT else 'not judged' if theirs else 'not run'} | "
               f"{'-' if light is None else f'{light:.0%}'} |")
     print()
     for name, chosen in ((args.ours, ours), (args.against, against)):

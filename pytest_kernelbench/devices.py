@@ -84,7 +84,8 @@ _HOLDS = threading.local()  # how many device locks this thread holds (nested st
 
 class DeviceHold:
     """A held device lock that can step aside while its holder's worker does no GPU work (it
-    waits on a compiler) and step back before that worker goes on."""
+    waits on a compiler) and step back before that worker goes on. Only shared holds step
+    aside: a timing keeps the device even while its candidate compiles."""
 
     def __init__(self, handle, path: Path, mode: int, outermost: bool):
         self._handle, self._path, self._mode = handle, path, mode
@@ -93,7 +94,8 @@ class DeviceHold:
         self.aside: list[list[float]] = []  # [from, to] wall-clock spans stepped aside
 
     def step_aside(self) -> bool:
-        if not (self.outermost and self.held):
+        """Let the lock go; only a shared hold does (a timing keeps the device to itself)."""
+        if not (self.outermost and self.held and self._mode == fcntl.LOCK_SH):
             return False
         self.aside.append([round(time.time(), 6)])  # before another holder can come in
         fcntl.flock(self._handle, fcntl.LOCK_UN)

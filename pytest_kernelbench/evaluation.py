@@ -190,7 +190,8 @@ class Evaluator:
                 outcome.record["error_details"] = outcome.details[-4000:]
             outcome.record["held"] = {**outcome.record.get("held", {}),
                                       stage: [round(held_from, 6), round(held_to, 6)]}
-            charge(outcome.record, "lock_wait", lock_wait_s)
+            if outcome.record.get("harness_s"):  # charged to cases whose candidate ran
+                charge(outcome.record, "lock_wait", lock_wait_s)
             if hold.aside:  # spans it let others use the device while a compiler ran
                 outcome.record["aside"] = {**outcome.record.get("aside", {}), stage: hold.aside}
             self._done[key] = outcome

@@ -56,25 +56,40 @@ BUILD_POLL_S = 0.1  # how often a waiting request looks for a compiler under its
 
 def compiling(root: int) -> bool:
     """Whether a compiler runs among the descendants of process `root` (Linux /proc)."""
-    parents: dict[int, list[tuple[int, str]]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
+    below, seen = [root], set()
+    while below:
+        pid = below.pop()
+        if pid in seen:
             continue
+        seen.add(pid)
+        if pid != root and _process_name(pid) in COMPILERS:
+            return True
+        below.extend(_children(pid))
+    return False
+
+
+def _process_name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+def _children(pid: int) -> list[int]:
+    """The processes each thread of `pid` started (/proc/PID/task/TID/children)."""
+    found = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in threads:
         try:
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                stat = handle.read().decode(errors="replace")
+            with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                found += [int(child) for child in handle.read().split()]
         except OSError:
             continue
-        name = stat[stat.find("(") + 1:stat.rfind(")")]
-        ppid = int(stat[stat.rfind(")") + 2:].split()[1])
-        parents.setdefault(ppid, []).append((int(entry.name), name))
-    below = list(parents.get(root, ()))
-    while below:
-        pid, name = below.pop()
-        if name in COMPILERS:
-            return True
-        below.extend(parents.get(pid, ()))
-    return False
+    return found
 
 
 def seconds(value: float) -> str:

@@ -214,3 +214,8 @@ def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path):
     (start, end), = result["aside"]["compile"]
     assert end >= seen["released"] and start <= seen["taken"]
     assert float(went_on.read_text()) >= seen["released"]  # stopped until the device was back
+
+
+def test_a_timing_keeps_the_device_even_while_its_worker_compiles():
+    with device_lock("cpu", exclusive=True) as hold:
+        assert not hold.step_aside() and hold.held and hold.aside == []
