@@ -58,7 +58,7 @@ def main() -> int:
             ratio = mine["speedup"] / theirs["speedup"]
         print(f"| L{key[0]}/{key[1]} {mine['problem']} | {kind(mine.get('candidate_path'))} | "
               f"{mine['status'] or 'not judged (run stopped)'} | {_x(mine.get('speedup'))} | "
-              f"{_x(ratio) if theirs and theirs.get('status') in CORRECT else 'not judged' if theirs else 'not run'} | "
+              f"{_against(theirs, ratio)} | "
               f"{'-' if light is None else f'{light:.0%}'} |")
     print()
     for name, chosen in ((args.ours, ours), (args.against, against)):
@@ -69,6 +69,12 @@ def main() -> int:
         print(f"{name}: fast_1 {fast}/{len(ours)} = {fast / max(len(ours), 1):.2f}, geomean "
               f"speedup {_x(geomean)} over {len(speeds)} correct")
     return 0
+
+
+def _against(theirs: dict | None, ratio: float | None) -> str:
+    if theirs is None:
+        return "not run"
+    return _x(ratio) if theirs.get("status") in CORRECT else "not judged"
 
 
 def _x(value: float | None) -> str:

@@ -78,7 +78,7 @@ def _process_name(pid: int) -> str:
 
 def _children(pid: int) -> list[int]:
     """The processes each thread of `pid` started (/proc/PID/task/TID/children)."""
-    found = []
+    found: list[int] = []
     try:
         threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -147,8 +147,10 @@ class Sandbox:
         self.to_child = self.from_child = -1
         self.cuda_ipc = False  # probed per child: outputs then skip the trip through host memory
         # The device lock the running stage holds (set by the evaluator), stepped aside while
-        # the worker waits on a compiler.
+        # the worker waits on a compiler: on a GPU only, where a timing runs on the device and
+        # not on the cores a compiler takes.
         self.hold: devices.DeviceHold | None = None
+        self.steps_aside = device.startswith("cuda")
 
     def request(self, header: dict, timeout_s: float) -> Reply | Fault:
         """Send one request to the candidate's worker and wait at most timeout_s for its reply."""
@@ -342,11 +344,12 @@ class Sandbox:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
-                poll_s = 1.0 if self.hold is None else BUILD_POLL_S
+                watching = self.hold is not None and self.steps_aside
+                poll_s = BUILD_POLL_S if watching else 1.0
                 ready, _, _ = select.select([self.from_child], [], [], min(left, poll_s))
                 if ready:
                     return True
-                if self.hold is not None:
+                if watching:
                     self._make_way()
         finally:
             self._rejoin()

@@ -19,14 +19,32 @@ FORWARD_ERROR = EXAMPLES / "candidates" / "broken" / "level1" / "2_ReLU" / "forw
 
 # ncu --csv --page raw --print-units base, as it writes its log: its own lines, a header, a
 # row of units, a row per kernel.
-TABLE = """==PROF== Connected to process 4242 (/usr/bin/python3.12)
-==PROF== Profiling "softsign_vec4": 0%....50%....100% - 9 passes
-"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","dram__throughput.avg.pct_of_peak_sustained_elapsed","gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed","gpu__time_duration.sum","launch__registers_per_thread","sm__throughput.avg.pct_of_peak_sustained_elapsed","sm__warps_active.avg.pct_of_peak_sustained_active"
-"","","","","","","","","","","","%","%","ns","register/thread","%","%"
-"0","4242","python3.12","127.0.0.1","void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, at::native::FillFunctor<float>, std::array<char *, 1>)","1","7","(128, 1, 1)","(1056, 1, 1)","0","9.0","81.5","81.5","3,104","16","10.2","71.4"
-"1","4242","python3.12","127.0.0.1","softsign_vec4(const float4 *, float4 *, long)","1","7","(256, 1, 1)","(4224, 1, 1)","0","9.0","88.9","89.1","215,392","22","35.7","83.0"
-==PROF== Disconnected from process 4242
-"""
+COLUMNS = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+           "Block Size", "Grid Size", "Device", "CC",
+           "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+           "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+           "gpu__time_duration.sum", "launch__registers_per_thread",
+           "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+           "sm__warps_active.avg.pct_of_peak_sustained_active"]
+UNITS = [""] * 11 + ["%", "%", "ns", "register/thread", "%", "%"]
+FILL = ["0", "4242", "python3.12", "127.0.0.1",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>"
+        "(int, at::native::FillFunctor<float>, std::array<char *, 1>)", "1", "7", "(128, 1, 1)",
+        "(1056, 1, 1)", "0", "9.0", "81.5", "81.5", "3,104", "16", "10.2", "71.4"]
+SOFTSIGN = ["1", "4242", "python3.12", "127.0.0.1", "softsign_vec4(const float4 *, float4 *, long)",
+            "1", "7", "(256, 1, 1)", "(4224, 1, 1)", "0", "9.0", "88.9", "89.1", "215,392", "22",
+            "35.7", "83.0"]
+
+
+def _row(cells: list[str]) -> str:
+    return ",".join(f'"{cell}"' for cell in cells)
+
+
+TABLE = "\n".join([
+    "==PROF== Connected to process 4242 (/usr/bin/python3.12)",
+    '==PROF== Profiling "softsign_vec4": 0%....50%....100% - 9 passes',
+    _row(COLUMNS), _row(UNITS), _row(FILL), _row(SOFTSIGN),
+    "==PROF== Disconnected from process 4242", ""])
 OWN = ["softsign_vec4(float4 const*, float4*, long)"]
 
 
