@@ -325,25 +325,26 @@ class KernelBenchRun:
         records = list(self.results.records.values())
         rows, upstream_rows = self.results.summaries()
         terminalreporter.write_sep("=", f"kernelbench: fast_p on {self.device}")
+        write = terminalreporter.write_line
+        # Errors and warnings stay one line each (they name a file); notes are wrapped.
         for line in report.problem_lines(records):
-            terminalreporter.write_line(line, red=True)
-        for line in report.orphan_lines(self.orphans, config.get_verbosity() > 0):
-            terminalreporter.write_line(line, yellow=True)
-        for line in report.misnamed_lines(self.misnamed):
-            terminalreporter.write_line(line, yellow=True)
+            write(line, red=True)
+        for line in report.orphan_lines(self.orphans, config.get_verbosity() > 0) \
+                + report.misnamed_lines(self.misnamed):
+            write(line, yellow=True)
         for line in report.render_table(rows, self.settings.p).splitlines():
-            terminalreporter.write_line(line)
-        for line in report.at_k_lines(rows, self.settings.p):
-            terminalreporter.write_line(line)
+            write(line)
+        write(report.GEOMEAN_NOTE)
+        for line in report.wrapped(report.at_k_lines(rows, self.settings.p)):
+            write(line)
         for line in report.fallback_lines(records):
-            terminalreporter.write_line(line, yellow=True)
-        for line in report.noise_lines(records):
-            terminalreporter.write_line(line, yellow=True)
-        terminalreporter.write_sep("-", f"the same under upstream KernelBench "
-                                   f"{self.settings.upstream_rules}'s rules (allclose only, "
-                                   "inputs may change, no cheat checks, means)")
+            write(line, yellow=True)
+        for line in report.wrapped(report.noise_lines(records)):
+            write(line, yellow=True)
+        terminalreporter.write_sep("-", f"under upstream KernelBench {self.settings.upstream_rules}"
+                                   "'s rules: allclose only, inputs may change, no cheat checks, means")
         for line in report.render_table(upstream_rows, self.settings.p).splitlines():
-            terminalreporter.write_line(line)
+            write(line)
         if self.settings.report_path is not None:
             terminalreporter.write_line(f"kernelbench report: {self.settings.report_path}")
         if self.plot_line:

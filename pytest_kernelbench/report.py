@@ -30,11 +30,11 @@ def format_p(p: float) -> str:
 def render_table(rows: list[SetSummary], p: float, ps: list[float] | None = None) -> str:
     """The fast_p table: fast_0, fast_1 and fast_p, or the thresholds ps (each row must hold
     them)."""
-    from tabulate import tabulate
+    import tabulate
 
     ps = ps or summary_ps(p)
     headers = ["set", "level", "problems", "missing", "compiled", "correct",
-               *[f"fast_{format_p(x)}" for x in ps], "geomean speedup (correct)"]
+               *[f"fast_{format_p(x)}" for x in ps], "geomean"]
     body = []
     for row in rows:
         body.append([
@@ -42,7 +42,28 @@ def render_table(rows: list[SetSummary], p: float, ps: list[float] | None = None
             *[f"{row.fast[x]:.3f}" for x in ps],
             "-" if row.geomean_speedup is None else f"{row.geomean_speedup:.3f}x",
         ])
-    return tabulate(body, headers=headers, tablefmt="github", disable_numparse=True)
+    # tabulate pads headers by two spaces more than the widest cell; without it the table of
+    # a set of usual name fits in SUMMARY_WIDTH columns
+    padding, tabulate.MIN_PADDING = tabulate.MIN_PADDING, 0
+    try:
+        table = tabulate.tabulate(body, headers=headers, tablefmt="github",
+                                  disable_numparse=True)
+    finally:
+        tabulate.MIN_PADDING = padding
+    return table
+
+
+SUMMARY_WIDTH = 100  # columns the terminal summary's lines are wrapped to
+GEOMEAN_NOTE = "geomean: of the speedups of the correct candidates"
+
+
+def wrapped(lines: list[str]) -> list[str]:
+    """Lines wrapped to SUMMARY_WIDTH, continuations indented."""
+    import textwrap
+
+    return [part for line in lines for part in
+            textwrap.wrap(line, SUMMARY_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+            or [""]]
 
 
 def at_k_lines(rows: list[SetSummary], p: float) -> list[str]:

@@ -72,3 +72,21 @@ def test_pass_at_k_over_problems_counts_a_problem_without_candidates_as_failed()
     assert row.fast_at_k == {1: pytest.approx((0.5 + 0.0 + 0.0) / 3)}
     single = scoring.summarize([record(1, speedup=2.0)], [1.0], p=1.0)
     assert single[0].pass_at_k == {}  # one sample per problem: fast_p says it all
+
+
+def test_the_summary_table_and_its_notes_fit_in_a_hundred_columns():
+    from pytest_kernelbench import report
+
+    rows = [scoring.SetSummary("reference", level, 250, 0, 250, 250, {0.0: 1.0, 1.0: 0.333,
+                                                                      2.0: 0.125}, 10.959)
+            for level in (1, 2, 3)]
+    for ps in ([0.0, 1.0], [0.0, 1.0, 2.0]):
+        table = report.render_table(rows, 1.0, ps).splitlines()
+        assert table[0].split("|")[1].strip() == "set" and "geomean" in table[0]
+        assert max(map(len, table)) <= report.SUMMARY_WIDTH, table[0]
+    note = ("note: 10 of 12 speedups rest on 3 timed call(s) a side, too few for an interval: "
+            "readings off 1.0 there may be noise (more with --benchmark-max-time or "
+            "--benchmark-min-rounds)")
+    lines = report.wrapped([note])
+    assert len(lines) == 2 and all(len(line) <= report.SUMMARY_WIDTH for line in lines)
+    assert lines[1].startswith("  ") and " ".join(p.strip() for p in lines) == note
