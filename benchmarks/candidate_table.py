@@ -18,12 +18,14 @@ import re
 import sys
 from pathlib import Path
 
+from pytest_kernelbench import builds
+
 CORRECT = ("passed", "slower")
 
 
 def kind(path: str | None) -> str:
     source = Path(path).read_text(errors="replace") if path and Path(path).is_file() else ""
-    if re.search(r"\bload_inline\b|cpp_extension", source):
+    if builds.needs_build(source):
         return "CUDA"
     return "Triton" if re.search(r"@triton\.jit", source) else "PyTorch"
 

@@ -18,13 +18,12 @@ include the gaps between kernels, which events count and kernel durations do not
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import statistics
 import sys
 from pathlib import Path
 
-from pytest_kernelbench import loading, timing
+from pytest_kernelbench import loading, ncu, timing
 from pytest_kernelbench.discovery import find_problems
 
 SEED = 42
@@ -90,14 +89,9 @@ def profile_pass(args) -> None:
 
 def compare(args) -> None:
     rows = json.loads(Path(args.out).read_text())
-    durations = []
-    with open(args.ncu, newline="") as handle:
-        lines = [line for line in handle if line.startswith('"')]
-    for record in csv.DictReader(lines):
-        value = record.get("gpu__time_duration.sum", "").replace(",", "")  # "2,692,832" ns
-        name = record.get("Kernel Name", "")
-        if value.replace(".", "", 1).isdigit() and "Memcpy" not in name and "Memset" not in name:
-            durations.append(float(value) * 1e-9)
+    durations = [k["duration_s"] for k in ncu.parse(Path(args.ncu).read_text(), [])
+                 if k["duration_s"] is not None and "Memcpy" not in k["kernel"]
+                 and "Memset" not in k["kernel"]]
     single, every = [], []
     cursor = 0
     print(f"{'problem':55s} {'engine us':>10s} {'ncu us':>10s} {'diff %':>8s} kernels")

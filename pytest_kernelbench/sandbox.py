@@ -227,7 +227,7 @@ class Sandbox:
         if self.confine_mode == "off":
             return None
         self.scratch = Path(tempfile.mkdtemp(prefix="kb-scratch-"))
-        return self._policy_json(header, self.scratch)
+        return self._policy_of(header, self.scratch).to_json()
 
     def profiled(self, header: dict, scratch: Path) -> dict:
         """The request for a process of its own that runs the candidate under a profiler: its
@@ -238,9 +238,6 @@ class Sandbox:
         policy = dataclasses.replace(self._policy_of(header, scratch), network=True,
                                      scoped=False)
         return {**header, "policy": policy.to_json()}
-
-    def _policy_json(self, header: dict, scratch: Path) -> str:
-        return self._policy_of(header, scratch).to_json()
 
     def _policy_of(self, header: dict, scratch: Path) -> confine.Policy:
         build = (header.get("env") or {}).get("TORCH_EXTENSIONS_DIR")

@@ -83,7 +83,7 @@ def test_feedback_shows_the_own_kernels_first_with_their_figures():
         feedback.render(feedback.feedback(record, p=1.0))
 
 
-def test_the_profiled_call_comes_after_a_warm_up_and_only_the_kernels_are_profiled():
+def test_ncu_starts_with_profiling_off_and_runs_this_module_on_the_request():
     line = ncu.command("/opt/ncu", Path("/tmp/log.csv"), Path("/tmp/request.json"))
     assert line[:3] == ["/opt/ncu", "--profile-from-start", "off"]
     assert ",".join(ncu.METRICS.values()) in line
