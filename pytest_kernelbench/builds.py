@@ -1,9 +1,11 @@
 """Building candidates' C++/CUDA extensions ahead of GPU work, in a content-addressed cache.
 
 A candidate that calls `torch.utils.cpp_extension.load_inline` (or `load`) builds when it is
-imported. Each such candidate gets its own extension folder, named by a digest of its source and
-the toolchain (torch, CUDA, nvcc, Python, target architectures): the same source reuses its build
-across runs, candidate sets and machines sharing the cache, and two candidates that pick the same
+imported, when its model is constructed, or at its first call; the build process tries each in
+turn, with no GPU and on the CPU, until one has built. Each such candidate gets its own
+extension folder, named by a digest of its source and the toolchain (torch, CUDA, nvcc, Python,
+target architectures): the same source reuses its build across runs, candidate sets and
+machines sharing the cache, and two candidates that pick the same
 extension name never overwrite each other. The missing builds run in parallel while the items
 run (BuildPool), each in its own `python -m pytest_kernelbench.builds FILE` process with no GPU
 visible (a build needs none), so the GPU is never idle waiting on nvcc one candidate at a time;
@@ -43,6 +45,7 @@ LOCK_FILE = ".kb-lock"
 LOG_FILE = "build.log"
 POLL_S = 0.1
 BUILD_NICENESS = 10
+FIRST_CALL_S = 20.0  # a first call on the CPU that reaches no build in this time builds nothing
 
 
 def needs_build(source: str) -> bool:
@@ -411,20 +414,73 @@ def replay_failure(folder: Path) -> None:
     cpp_extension._run_ninja_build = replay
 
 
-def construct(candidate_module, problem_path: Path) -> None:
+def construct(candidate_module, problem_path: Path):
     """Construct the candidate's model on the CPU with its problem's init inputs, so that a
     build in __init__ happens here, ahead, rather than in its compile item. Its failure
-    (e.g. a .cuda() with no GPU visible) is not the build's: the item judges construction."""
+    (e.g. a .cuda() with no GPU visible) is not the build's: the item judges construction.
+    Returns the model and the problem's module (None for what could not be made)."""
     from pytest_kernelbench.loading import build_model, import_file, make_init_args
 
     cls = getattr(candidate_module, "ModelNew", None)
     if not isinstance(cls, type):
-        return
+        return None, None
+    problem = None
     try:
         problem = import_file(problem_path, "kb_problem")
-        build_model(cls, make_init_args(problem, 0, "cpu"), 0, "cpu", "eval")
+        return build_model(cls, make_init_args(problem, 0, "cpu"), 0, "cpu", "eval"), problem
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         print(f"constructing without a GPU: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return None, problem
+
+
+class BuildReached(BaseException):
+    """The first call's extension build is over: nothing of that call after it runs here.
+    (A BaseException, so that a candidate's `except Exception` fallback does not catch it.)"""
+
+
+def first_call(model, problem, limit_s: float = FIRST_CALL_S) -> None:
+    """Call the model once on the CPU with its problem's inputs, to reach an extension that
+    its forward builds at its first call (a lazily built module, a cached loader function).
+
+    The call stops as soon as a build is over, successful or not, so no candidate work runs
+    on the CPU after it; a call that builds nothing ends by itself or is cut off after
+    limit_s (the process exits, and the build is left to its item)."""
+    import threading
+
+    import torch
+    import torch.utils.cpp_extension as cpp_extension
+
+    from pytest_kernelbench.loading import make_inputs
+
+    run = cpp_extension._run_ninja_build
+    building = threading.Event()
+
+    def stopping(*args, **kwargs):
+        building.set()
+        try:
+            return run(*args, **kwargs)
+        finally:
+            raise BuildReached
+
+    def watchdog() -> None:
+        deadline = time.monotonic() + limit_s
+        while building.is_set() or time.monotonic() < deadline:
+            time.sleep(POLL_S)
+        print(f"first call: nothing built within {limit_s:g} s", file=sys.stderr, flush=True)
+        os._exit(0)
+
+    torch.set_num_threads(1)  # beside other builds' compilers
+    cpp_extension._run_ninja_build = stopping
+    threading.Thread(target=watchdog, daemon=True).start()
+    try:
+        with torch.no_grad():
+            model(*make_inputs(problem, 0, "cpu"))
+    except BuildReached:
+        print("first call: built", file=sys.stderr)
+    except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
+        print(f"first call without a GPU: {type(exc).__name__}: {exc}", file=sys.stderr)
+    finally:
+        cpp_extension._run_ninja_build = run
 
 
 def pretend_cuda() -> None:
@@ -446,8 +502,9 @@ def pretend_cuda() -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Import one candidate file (argv[1]), which may build its extension, then construct its
-    model with the init inputs of its problem (argv[2]) where the import built nothing."""
+    """Import one candidate file (argv[1]), which may build its extension; where it built
+    nothing, construct its model with the init inputs of its problem (argv[2]); where that
+    built nothing either, call it once on the problem's inputs."""
     policy = os.environ.get(confine.ENV_VAR)
     if policy:  # first, while this interpreter runs one thread and no candidate code
         applied = confine.enter(confine.Policy.from_json(policy))
@@ -465,7 +522,9 @@ def main(argv: list[str]) -> int:
         return 1
     folder = Path(os.environ.get("TORCH_EXTENSIONS_DIR", "."))
     if len(argv) > 2 and not any(folder.rglob("*.so")):
-        construct(module, Path(argv[2]))
+        model, problem = construct(module, Path(argv[2]))
+        if model is not None and not any(folder.rglob("*.so")):
+            first_call(model, problem)
     return 0
 
 

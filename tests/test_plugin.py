@@ -253,6 +253,16 @@ def test_a_candidate_that_builds_in_its_constructor_is_built_ahead(kb):
     assert record["harness_s"]["load"] < min(b["seconds"] for b in kb.report()["builds"])
 
 
+def test_a_candidate_that_builds_at_its_first_call_is_built_ahead(kb):
+    kb.run("first_call_ext", args=("--kb-level=1", "--kb-timeout=600", "--kb-trials=1",
+                                   "--kb-p=0"))
+    [build] = kb.report()["builds"]
+    assert build["status"] == "built"
+    record = kb.records()[("first_call_ext", 2, "s0")]
+    assert record["correct"] and record["extension"] in {"built", "cached"}
+    assert record["harness_s"]["run"] < build["seconds"]  # its item loaded, did not build
+
+
 def test_a_candidate_that_falls_back_to_pytorch_after_its_build_failed_is_named(kb):
     result = kb.run("fallback", "good", args=("--kb-level=1", "--kb-timeout=600",
                                               "--kb-trials=1", "--kb-p=0", "-k", "2_ReLU"))

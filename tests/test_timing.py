@@ -272,3 +272,53 @@ def test_on_a_cuda_run_a_build_gated_on_a_gpu_happens_in_the_build_process(tmp_p
     assert done.returncode == 0, done.stderr
     assert list((tmp_path / "ext").rglob("kb_gated*.so"))
     assert "constructing without a GPU" in done.stderr
+
+
+def _first_call_files(tmp_path, forward: str):
+    candidate = tmp_path / "cand.py"
+    candidate.write_text(
+        "import time\nfrom pathlib import Path\nimport torch.nn as nn\n"
+        "from torch.utils.cpp_extension import load_inline\n"
+        "SRC = '#include <torch/extension.h>\\ntorch::Tensor twice(torch::Tensor x) "
+        "{ return x * 2; }'\n"
+        "class ModelNew(nn.Module):\n"
+        "    def forward(self, x):\n" + forward)
+    problem = tmp_path / "1_Twice.py"
+    problem.write_text("import torch\nclass Model(torch.nn.Module):\n    pass\n"
+                       "def get_inputs():\n    return [torch.randn(4)]\n"
+                       "def get_init_inputs():\n    return []\n")
+    return candidate, problem
+
+
+def test_a_build_at_the_first_call_happens_in_the_build_process_and_nothing_after_it(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    candidate, problem = _first_call_files(tmp_path, (
+        "        ext = load_inline(name='kb_first', cpp_sources=SRC, functions=['twice'])\n"
+        f"        Path({str(tmp_path / 'after')!r}).write_text('ran')\n"
+        "        return ext.twice(x)\n"))
+    env = {**os.environ, **builds.build_env(tmp_path / "ext", ""), "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.builds", str(candidate),
+                           str(problem)], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert list((tmp_path / "ext").rglob("kb_first*.so")) and "first call: built" in done.stderr
+    assert not (tmp_path / "after").exists()  # the call stopped once the build was over
+
+
+def test_a_first_call_that_builds_nothing_is_cut_off(tmp_path):
+    import subprocess
+    import sys
+
+    candidate, problem = _first_call_files(tmp_path, "        time.sleep(600)\n")
+    script = ("import sys; from pathlib import Path; from pytest_kernelbench import builds\n"
+              "from pytest_kernelbench.loading import import_file\n"
+              "module = import_file(Path(sys.argv[1]), 'kb_build')\n"
+              "model, problem = builds.construct(module, Path(sys.argv[2]))\n"
+              "builds.first_call(model, problem, limit_s=0.5)\n")
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", script, str(candidate), str(problem)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "nothing built within 0.5 s" in done.stderr, done.stderr
+    assert time.perf_counter() - started < 60
