@@ -5,6 +5,7 @@
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
+#        [KB_WARM_LIMIT=SECONDS] [KB_BUILD_CACHE=DIR] [KB_REAL_ONLY=cold|warm] (realrun)
 #        bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
 #   logs and JSON reports land in OUTDIR; extra arguments narrow the evaluation (e.g. -k ReLU).
 #   eval stops (SIGINT, reports kept) after KB_EVAL_LIMIT seconds; repeat runs eval's command
@@ -316,8 +317,11 @@ if [[ " $sections " == *" realrun "* ]]; then
     echo "== real_run: $real, -n ${KB_WORKERS:-4}"
     python3 benchmarks/real_run.py "$out/realrun" --problems .third_party/v0/KernelBench \
         --candidates "$real" --limit "${KB_EVAL_LIMIT:-540}" --warm-limit "${KB_WARM_LIMIT:-0}" \
+        ${KB_BUILD_CACHE:+--build-cache "$KB_BUILD_CACHE"} ${KB_REAL_ONLY:+--only "$KB_REAL_ONLY"} \
         -n "${KB_WORKERS:-4}" --benchmark-max-time="${KB_TIME_BUDGET:-0.5}" "$@"
-    grep -E '^kernelbench: [0-9]+ extension|[0-9]+ (passed|failed)' "$out/realrun/cold.log" | tail -3
+    for log in "$out"/realrun/*.log; do
+        grep -E '^kernelbench: [0-9]+ extension|[0-9]+ (passed|failed)' "$log" | tail -3
+    done
 fi
 
 if [[ " $sections " == *" profile "* ]]; then

@@ -1,7 +1,7 @@
 """A folder of real candidates judged end to end, cold (empty build cache) then warm.
 
   python benchmarks/real_run.py OUTDIR --problems DIR --candidates DIR [--limit SECONDS]
-        [--warm-limit SECONDS] [PYTEST ARGS...]
+        [--warm-limit SECONDS] [--build-cache DIR] [--only cold|warm] [PYTEST ARGS...]
 
 Each run is one `pytest` process (CUDA, the given arguments, e.g. `-n 4`), stopped with SIGINT
 at its limit (its report is kept). For each it prints: wall time; the builds (how many of each
@@ -70,7 +70,7 @@ def run(name: str, out: Path, args: argparse.Namespace, extra: list[str], limit:
     report = out / f"{name}.json"
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
                "--kb-device=cuda", f"--kb-problems={args.problems}",
-               f"--kb-candidates={args.candidates}", f"--kb-build-cache={out / 'build-cache'}",
+               f"--kb-candidates={args.candidates}", f"--kb-build-cache={args.build_cache}",
                f"--kb-report={report}", *extra]
     started = time.time()
     with open(out / f"{name}.log", "w") as log:
@@ -90,11 +90,16 @@ def main() -> int:
     parser.add_argument("--candidates", required=True)
     parser.add_argument("--limit", type=float, default=600)
     parser.add_argument("--warm-limit", type=float, default=0, help="0: no warm run")
+    parser.add_argument("--build-cache", type=Path, help="default: OUT/build-cache, empty at "
+                        "first; a folder of an earlier run's builds makes the first run warm")
+    parser.add_argument("--only", choices=("cold", "warm"), help="run one of the two only")
     args, extra = parser.parse_known_args()
+    args.build_cache = args.build_cache or args.out / "build-cache"
     args.out.mkdir(parents=True, exist_ok=True)
-    run("cold", args.out, args, extra, args.limit)
-    if args.warm_limit > 0:
-        run("warm", args.out, args, extra, args.warm_limit)
+    if args.only != "warm":
+        run("cold", args.out, args, extra, args.limit)
+    if args.only == "warm" or args.warm_limit > 0:
+        run("warm", args.out, args, extra, args.warm_limit or args.limit)
     return 0
 
 
