@@ -438,9 +438,11 @@ class BuildReached(BaseException):
     (A BaseException, so that a candidate's `except Exception` fallback does not catch it.)"""
 
 
-def first_call(model, problem, limit_s: float = FIRST_CALL_S) -> None:
+def first_call(model, problem, seems_cuda: bool, limit_s: float = FIRST_CALL_S) -> None:
     """Call the model once on the CPU with its problem's inputs, to reach an extension that
     its forward builds at its first call (a lazily built module, a cached loader function).
+    With seems_cuda (a CUDA run), the inputs say they are on the GPU: generated code often
+    builds only `if x.is_cuda`.
 
     The call stops as soon as a build is over, successful or not, so no candidate work runs
     on the CPU after it; a call that builds nothing ends by itself or is cut off after
@@ -472,9 +474,22 @@ def first_call(model, problem, limit_s: float = FIRST_CALL_S) -> None:
     torch.set_num_threads(1)  # beside other builds' compilers
     cpp_extension._run_ninja_build = stopping
     threading.Thread(target=watchdog, daemon=True).start()
+    class SeemsCuda(torch.Tensor):
+        @property
+        def is_cuda(self):
+            return True
+
+        @property
+        def device(self):
+            return torch.device("cuda", 0)
+
     try:
+        inputs = make_inputs(problem, 0, "cpu")
+        if seems_cuda:
+            inputs = [x.as_subclass(SeemsCuda) if isinstance(x, torch.Tensor) else x
+                      for x in inputs]
         with torch.no_grad():
-            model(*make_inputs(problem, 0, "cpu"))
+            model(*inputs)
     except BuildReached:
         print("first call: built", file=sys.stderr)
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
@@ -512,7 +527,8 @@ def main(argv: list[str]) -> int:
     from pytest_kernelbench.loading import import_file
 
     echo_build_errors()
-    if os.environ.get("TORCH_CUDA_ARCH_LIST"):  # set for the runs on a CUDA device only
+    cuda_run = bool(os.environ.get("TORCH_CUDA_ARCH_LIST"))  # set for CUDA runs only
+    if cuda_run:
         pretend_cuda()
     try:
         module = import_file(Path(argv[1]), "kb_build", confine.own_folder())
@@ -524,7 +540,7 @@ def main(argv: list[str]) -> int:
     if len(argv) > 2 and not any(folder.rglob("*.so")):
         model, problem = construct(module, Path(argv[2]))
         if model is not None and not any(folder.rglob("*.so")):
-            first_call(model, problem)
+            first_call(model, problem, seems_cuda=cuda_run)
     return 0
 
 
