@@ -176,6 +176,14 @@ class BuildPool:
         if build.status == "elsewhere":
             _wait_for(build)
 
+    def entry(self, folder: Path) -> dict | None:
+        """The report's entry for the build into folder, as this process knows it."""
+        build = self._by_folder.get(folder)
+        return None if build is None else {"candidate": str(build.candidate),
+                                           "status": build.status,
+                                           "seconds": round(build.seconds, 3),
+                                           "message": build.message}
+
     def close(self, stop: bool = False) -> None:
         """Wait for the builds left (or, with stop, kill them) and end the thread."""
         if stop:

@@ -107,6 +107,7 @@ class Evaluator:
         self.started_s = started_s or time.time()  # builds made since then are this run's
         # Returns once the run's build pool is done with a build folder (set by the plugin).
         self.wait_for_build: Callable[[Path], None] = lambda folder: None
+        self.build_entry: Callable[[Path], dict | None] = lambda folder: None
         self._last_case: str | None = None  # named when a problem file changes under us
         self._deadline = float("inf")  # when the running stage's --kb-timeout runs out
         self.device = device
@@ -216,6 +217,8 @@ class Evaluator:
         builds_one = builds.needs_build(source)
         if case in self._build_waits:
             charge(record, "build_wait", self._build_waits.pop(case))
+        if builds_one:
+            record["prebuild"] = self.build_entry(folder)
         with builds.holding(folder) if builds_one else contextlib.nullcontext():
             if builds_one and not builds.intact(folder):
                 builds.discard(folder)

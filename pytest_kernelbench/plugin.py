@@ -60,6 +60,7 @@ def kb_evaluator(request: pytest.FixtureRequest):
                           run.started_s, run.broken, xdist_worker(request.config))
     if run.build_pool is not None:  # a case's compile item waits for its own build only
         evaluator.wait_for_build = run.build_pool.wait_for
+        evaluator.build_entry = run.build_pool.entry
     yield evaluator
     evaluator.close()
 

@@ -47,6 +47,7 @@ class Record(TypedDict, total=False):
     # what the candidate brought and did
     extension: str | None
     extension_error: str | None
+    prebuild: dict[str, Any] | None  # the build phase's entry, as this worker saw it
     tf32_by_candidate: bool | None
     static_scan: list[str] | None
     custom_kernels: list[str] | None

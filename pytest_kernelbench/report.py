@@ -15,7 +15,7 @@ from pytest_kernelbench.faults import PROBLEM_ERROR
 from pytest_kernelbench.options import Settings
 from pytest_kernelbench.scoring import SetSummary
 
-SCHEMA_VERSION = 3  # record.py and report.schema.json: bump with any change of fields
+SCHEMA_VERSION = 4  # record.py and report.schema.json: bump with any change of fields
 
 
 def summary_ps(p: float) -> list[float]:

@@ -80,6 +80,9 @@ class RunResults:
             env["confinement"] = "; ".join(entered)
         document = report.build_report(records, rows, self.settings, self.device, env,
                                        upstream_rows)
+        # The records' own entries: an xdist worker's list reaches this process only when
+        # the worker ends, which an interrupted run's workers may not do.
+        self.add_builds([r["prebuild"] for r in records if r.get("prebuild")])
         document["builds"] = self.builds
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(report.dump_json(document))
@@ -117,7 +120,7 @@ class RunResults:
 
 
 def build_entries(planned: list) -> list[dict]:
-    """builds.Build objects as the report lists them."""
+    """builds.Build objects as the report lists them (builds.BuildPool.entry's shape)."""
     return [{"candidate": str(b.candidate), "status": b.status, "seconds": round(b.seconds, 3),
              "message": b.message} for b in planned]
 

@@ -261,6 +261,7 @@ def test_a_candidate_that_builds_at_its_first_call_is_built_ahead(kb):
     record = kb.records()[("first_call_ext", 2, "s0")]
     assert record["correct"] and record["extension"] in {"built", "cached"}
     assert record["harness_s"]["run"] < build["seconds"]  # its item loaded, did not build
+    assert record["prebuild"] == build  # the record says it too, should the run be cut short
 
 
 def test_a_candidate_that_falls_back_to_pytorch_after_its_build_failed_is_named(kb):
