@@ -310,8 +310,7 @@ def _finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> N
         # PyTorch: recorded, so that no item runs the same compiler on the same source again.
         build.status = "failed"
         build.message = faults.one_line(first)
-        errors = faults.first_error_lines(log, limit=3) or first
-        (build.folder / FAILED_MARKER).write_text(faults.one_line(errors.replace("\n", " | ")))
+        _write_failure(build.folder, log)
     elif returncode != 0:
         # The import failed before any compiler ran (e.g. it needs the GPU this process has
         # not): not the source's build failure; its compile item tries with a GPU.
@@ -320,6 +319,23 @@ def _finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> N
     else:
         build.status = "deferred"  # it builds only with a GPU, or at its first call
         (build.folder / DEFERRED_MARKER).write_text("")  # the other workers need not try
+
+
+def _write_failure(folder: Path, log: str) -> None:
+    errors = faults.first_error_lines(log, limit=3)
+    (folder / FAILED_MARKER).write_text(faults.one_line(errors.replace("\n", " | ")))
+
+
+def remember_failure(folder: Path, log: str, loaded: list[str]) -> bool:
+    """Record a compiler failure in a worker (a build the build phase could not reach, at
+    import with a GPU or at a later call) as the build phase records its own: the same source
+    with the same toolchain then fails at once with these lines, in later items and runs.
+    Not where the candidate built or loaded anything: a replay would fail that build too."""
+    if FAILED_LINE not in log or loaded or any(folder.rglob("*.so")) \
+            or (folder / FAILED_MARKER).exists():
+        return False
+    _write_failure(folder, log)
+    return True
 
 
 def libraries(folder: Path) -> dict[str, str]:

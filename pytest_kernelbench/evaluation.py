@@ -229,6 +229,8 @@ class Evaluator:
                     and builds.within(folder, reply.header.get("extensions") or []) \
                     and not (folder / builds.BUILT_MARKER).exists():
                 builds.seal(folder, case.candidate.path)  # built in the worker: seal it here
+            if builds_one:
+                self._remember_build_failure(case, reply)
         record.update(tf32_by_candidate=not isinstance(reply, Fault) and bool(reply.header.get("tf32")),
                       extension="none", extension_error=None,
                       upstream=upstream.UpstreamVerdict(self.settings.upstream_rules,
@@ -244,6 +246,13 @@ class Evaluator:
             return Outcome(reply.status, reply.message, reply.details, record=record)
         record.update(compiled=True)
         return Outcome(faults.PASSED, record=record)
+
+    def _remember_build_failure(self, case: Case, reply) -> None:
+        """A compiler failure in the worker is not run again for the same source."""
+        log = reply.details if isinstance(reply, Fault) else reply.log
+        loaded = [] if isinstance(reply, Fault) else reply.header.get("extensions") or []
+        builds.remember_failure(Path(self._candidate_env(case)["TORCH_EXTENSIONS_DIR"]),
+                                log or "", loaded)
 
     def _await_build(self, case: Case) -> None:
         """Wait until the run's build pool is done with the candidate's build folder. This
@@ -926,6 +935,8 @@ class _Trials:
         expected = ev._reference_output(case, seed)
         reply = ev._ask(record, "run", case, self.budget, input_seed=seed,
                         settle_inputs=ev.order_trials)
+        if record.get("extension") not in (None, "none"):  # it builds: maybe at this call
+            ev._remember_build_failure(case, reply)
         if isinstance(reply, Fault):
             self.upstream_correct = False
             hint = graph_hint(record) if reply.status == faults.CUDA_ERROR and trial else ""

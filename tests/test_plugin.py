@@ -279,6 +279,22 @@ def test_a_candidate_that_falls_back_to_pytorch_after_its_build_failed_is_named(
     assert build["status"] == "failed" and record["harness_s"]["load"] < build["seconds"] / 2
 
 
+def test_a_build_that_fails_in_an_item_is_not_attempted_again(kb):
+    args = ("--kb-level=1", "--kb-timeout=600", "--kb-trials=3", "--kb-p=0", "-k", "2_ReLU")
+    kb.run("late_fallback", args=args)
+    [marker] = (kb.pytester.path / "kb-builds").glob("*/.kb-failed")
+    assert "error" in marker.read_text()  # the compiler's lines, from the worker's log
+    first = kb.records()[("late_fallback", 2, "s0")]
+    assert first["correct"]
+    again = kb.run("late_fallback", args=args)
+    again.stdout.fnmatch_lines(["kernelbench: 1 extension(s): 0 to build, 0 cached, 1 failed "
+                                "before*"])
+    record = kb.records()[("late_fallback", 2, "s0")]
+    assert record["correct"] and record["prebuild"]["status"] == "failed"
+    # Its trials ran no compiler this time.
+    assert record["harness_s"]["run"] < first["harness_s"]["run"] / 2, (first, record)
+
+
 def test_xdist_workers_share_the_builds_without_building_twice(kb):
     kb.plugin_args += ["-p", "xdist.plugin"]
     kb.run("cpp_ext", args=("-n", "2", "--kb-level=1", "--kb-timeout=600", "--kb-trials=1"))
