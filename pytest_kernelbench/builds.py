@@ -26,6 +26,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -34,7 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_kernelbench import confine, faults
+from pytest_kernelbench import confine, devices, faults
 
 NEEDS_BUILD = re.compile(r"\bcpp_extension\b|\bload_inline\b")
 BUILT_MARKER = ".kb-built"
@@ -133,6 +134,7 @@ def failure(folder: Path) -> str:
 
 class BuildPool:
     """The run's builds, at most `jobs` at a time, in a background thread while items run.
+    While any process of the host times a candidate, the builds are stopped and none starts.
 
     A case's items need only its own build: wait_for(folder) moves a build nobody started
     to the front of the queue (started at once, even past `jobs`) and returns when it is
@@ -195,14 +197,14 @@ class BuildPool:
     def run(self) -> None:
         started_at = time.perf_counter()
         running: list[tuple[Build, subprocess.Popen, object, float]] = []
+        paused_at: float | None = None  # while a timing runs on this host, builds are stopped
         while True:
             with self._changed:
                 if self._stopping:
                     self._queue.clear()
-                    for _, process, _, _ in running:
-                        process.kill()
-                while self._queue and (len(running) < self.jobs
-                                       or self._queue[0].folder in self._urgent):
+                    _signal_builds(running, signal.SIGKILL)
+                while paused_at is None and self._queue and (
+                        len(running) < self.jobs or self._queue[0].folder in self._urgent):
                     build = self._queue.pop(0)
                     started = _start(build, self.arch, self.protected)
                     if started is None:
@@ -215,7 +217,18 @@ class BuildPool:
                 if not self._queue and not running:
                     self._changed.notify_all()
                     return
-            time.sleep(POLL_S)
+            time.sleep(devices.QUIET_POLL_S)
+            timing = not self._stopping and devices.timing_in_progress()
+            if timing and paused_at is None and running:
+                paused_at = time.perf_counter()
+                _signal_builds(running, signal.SIGSTOP)
+            elif paused_at is not None and (not timing or not running):
+                _signal_builds(running, signal.SIGCONT)
+                paused = time.perf_counter() - paused_at  # not counted against the timeout
+                running = [(b, p, lock, began + paused) for b, p, lock, began in running]
+                paused_at = None
+            if paused_at is not None:
+                continue
             still = []
             for build, process, lock, began in running:
                 overdue = time.perf_counter() - began > self.timeout_s
@@ -223,7 +236,7 @@ class BuildPool:
                     still.append((build, process, lock, began))
                     continue
                 if overdue and process.poll() is None:
-                    process.kill()
+                    _signal_builds([(build, process, lock, began)], signal.SIGKILL)
                     process.wait()
                 build.seconds = time.perf_counter() - began
                 _finish(build, process.returncode, overdue, self.timeout_s)
@@ -236,6 +249,14 @@ class BuildPool:
         self._done += 1
         self.on_done(build, self._done, self._total, time.perf_counter() - started_at)
         self._changed.notify_all()
+
+
+def _signal_builds(running: list, signum: int) -> None:
+    """Signal each running build's process group: its Python process and the compilers it
+    started."""
+    for _, process, _, _ in running:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signum)
 
 
 def _wait_for(build: Build) -> None:
@@ -287,7 +308,7 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
         command.append(str(build.problem))
     with open(build.folder / LOG_FILE, "wb") as log:
         process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=subprocess.STDOUT)
+                                   stderr=subprocess.STDOUT, start_new_session=True)
     with contextlib.suppress(OSError):  # compilers yield to the processes timing candidates
         os.setpriority(os.PRIO_PROCESS, process.pid, BUILD_NICENESS)
     return process, lock

@@ -80,6 +80,37 @@ def lock_path(device: str) -> Path:
 
 
 _HOLDS = threading.local()  # how many device locks this thread holds (nested stages)
+# A timing waits this long after taking the device, so that the run's compilers, which look
+# every QUIET_POLL_S, have paused before its first call.
+QUIET_POLL_S = 0.02
+QUIET_SETTLE_S = 0.06
+
+
+def timing_marker() -> Path:
+    """One file per host, held (shared) by every timing in progress on any of its devices."""
+    return Path(tempfile.gettempdir()) / "pytest-kernelbench-timing.lock"
+
+
+def timing_in_progress() -> bool:
+    """Whether a process of this host is timing now. The run's compilers (the build pool's,
+    and those a worker runs while its stage stepped aside) pause meanwhile: they share the
+    host's cores and memory with the process that launches the timed calls, and a launch-bound
+    call timed beside a compiler was seen to read two to four times its quiet time."""
+    with open(timing_marker(), "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+
+
+@contextlib.contextmanager
+def _timing() -> Iterator[None]:
+    with open(timing_marker(), "a+") as marker:
+        fcntl.flock(marker, fcntl.LOCK_SH)
+        time.sleep(QUIET_SETTLE_S)
+        yield
 
 
 class DeviceHold:
@@ -125,7 +156,8 @@ def device_lock(device: str, exclusive: bool) -> Iterator[DeviceHold]:
     wait a minute for a moment when none held it. Whoever asks takes the turnstile first (the
     timing holds it while it waits), so work that comes after a waiting timing queues behind
     it. A hold nested in one already held here skips the turnstile: waiting there while holding
-    the lock would never end.
+    the lock would never end. An exclusive hold also marks the host as timing
+    (timing_in_progress) and gives the run's compilers QUIET_SETTLE_S to pause.
     """
     depth = getattr(_HOLDS, "depth", 0)
     mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
@@ -138,7 +170,8 @@ def device_lock(device: str, exclusive: bool) -> Iterator[DeviceHold]:
         _HOLDS.depth = depth + 1
         hold = DeviceHold(handle, path, mode, outermost=not depth)
         try:
-            yield hold
+            with _timing() if exclusive and not depth else contextlib.nullcontext():
+                yield hold
         finally:
             _HOLDS.depth = depth
             fcntl.flock(handle, fcntl.LOCK_UN)

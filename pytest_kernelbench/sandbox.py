@@ -151,6 +151,7 @@ class Sandbox:
         # not on the cores a compiler takes.
         self.hold: devices.DeviceHold | None = None
         self.steps_aside = device.startswith("cuda")
+        self._quieted = False  # its worker stopped, stepped aside, while a timing runs
 
     def request(self, header: dict, timeout_s: float) -> Reply | Fault:
         """Send one request to the candidate's worker and wait at most timeout_s for its reply."""
@@ -342,7 +343,8 @@ class Sandbox:
                 if left <= 0:
                     return False
                 watching = self.hold is not None and self.steps_aside
-                poll_s = BUILD_POLL_S if watching else 1.0
+                aside = watching and not self.hold.held  # type: ignore[union-attr]
+                poll_s = devices.QUIET_POLL_S if aside else BUILD_POLL_S if watching else 1.0
                 ready, _, _ = select.select([self.from_child], [], [], min(left, poll_s))
                 if ready:
                     return True
@@ -355,6 +357,13 @@ class Sandbox:
         """While the worker waits on a compiler it does no GPU work: the device lock it runs
         under steps aside for that long, so a build of a minute holds up no timing."""
         assert self.hold is not None
+        if not self.hold.held:  # its compilers pause while a timing runs on this host
+            timing = devices.timing_in_progress()
+            if timing != self._quieted:
+                sent = self._signal_child(signal.SIGSTOP if timing else signal.SIGCONT)
+                self._quieted = timing and sent
+            if self._quieted:
+                return
         building = self.child_pid is not None and compiling(self.child_pid)
         if building and self.hold.held:
             self.hold.step_aside()
@@ -369,6 +378,7 @@ class Sandbox:
         try:
             self.hold.step_back()
         finally:
+            self._quieted = False
             if stopped:
                 self._signal_child(signal.SIGCONT)
 

@@ -181,7 +181,9 @@ def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path):
     relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
     started = tmp_path / "build_started"
     compiler = tmp_path / "ninja"  # a stand-in for a build: its process is named ninja
-    compiler.write_text(f"#!/bin/sh\ntouch {started}\nsleep 1.0\n")
+    ticks = tmp_path / "ticks"  # the compiler's own record of when it ran
+    compiler.write_text(f"#!/bin/sh\ntouch {started}\n"
+                        f"for i in $(seq 120); do date +%s.%N >> {ticks}; sleep 0.01; done\n")
     compiler.chmod(0o755)
     went_on = tmp_path / "went_on"
     candidate = tmp_path / "2_ReLU.py"
@@ -221,6 +223,53 @@ def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path):
     (start, end), = result["aside"]["compile"]
     assert end >= seen["released"] and start <= seen["taken"]
     assert float(went_on.read_text()) >= seen["released"]  # stopped until the device was back
+    # While the timing ran, the compiler was stopped too: it ran on afterwards.
+    stamps = [float(line) for line in ticks.read_text().split()]
+    assert not [t for t in stamps if seen["taken"] + 0.05 < t < seen["released"]]
+    assert len(stamps) == 120 and stamps[-1] > seen["released"]
+
+
+def test_a_timing_marks_the_host_as_timing_and_shared_work_does_not():
+    from pytest_kernelbench.devices import timing_in_progress
+
+    assert not timing_in_progress()
+    with device_lock("cpu", exclusive=False):
+        assert not timing_in_progress()
+    seen = []
+    with device_lock("cpu", exclusive=True):
+        # seen from another thread as another process would see it (flock is per open file)
+        probe = threading.Thread(target=lambda: seen.append(timing_in_progress()))
+        probe.start()
+        probe.join()
+    assert seen == [True] and not timing_in_progress()
+
+
+def test_builds_stop_while_a_timing_runs_and_finish_afterwards(tmp_path):
+    from pytest_kernelbench import builds
+
+    ticks = tmp_path / "ticks"
+    candidate = tmp_path / "a.py"
+    # A "build" (its import) that keeps the CPU busy for about two seconds, saying when.
+    candidate.write_text("# load_inline\nimport time\n"
+                         f"with open({str(ticks)!r}, 'a') as out:\n"
+                         "    for _ in range(200):\n"
+                         "        out.write(repr(time.time()) + '\\n'); out.flush()\n"
+                         "        time.sleep(0.01)\n")
+    planned = builds.plan([candidate], tmp_path / "cache", arch="")
+    pool = builds.BuildPool(planned, arch="", jobs=1, timeout_s=60).start()
+    deadline = time.monotonic() + 60
+    while not ticks.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    with device_lock("cpu", exclusive=True):
+        taken = time.time()
+        time.sleep(1.0)
+        released = time.time()
+    pool.close()
+    stamps = [float(line) for line in ticks.read_text().split()]
+    assert planned[0].status == "deferred" and len(stamps) == 200  # it ran to its end
+    assert not [t for t in stamps if taken + 0.05 < t < released]
+    assert stamps[-1] > released
 
 
 def test_a_timing_keeps_the_device_even_while_its_worker_compiles():
