@@ -516,9 +516,6 @@ def first_call(model, problem, seems_cuda: bool, limit_s: float = FIRST_CALL_S) 
         print(f"first call: nothing built within {limit_s:g} s", file=sys.stderr, flush=True)
         os._exit(0)
 
-    torch.set_num_threads(1)  # beside other builds' compilers
-    cpp_extension._run_ninja_build = stopping
-    threading.Thread(target=watchdog, daemon=True).start()
     class SeemsCuda(torch.Tensor):
         @property
         def is_cuda(self):
@@ -528,6 +525,9 @@ def first_call(model, problem, seems_cuda: bool, limit_s: float = FIRST_CALL_S) 
         def device(self):
             return torch.device("cuda", 0)
 
+    torch.set_num_threads(1)  # beside other builds' compilers
+    cpp_extension._run_ninja_build = stopping
+    threading.Thread(target=watchdog, daemon=True).start()
     try:
         inputs = make_inputs(problem, 0, "cpu")
         if seems_cuda:
