@@ -322,6 +322,10 @@ if [[ " $sections " == *" realrun "* ]]; then
     for log in "$out"/realrun/*.log; do
         grep -E '^kernelbench: [0-9]+ extension|[0-9]+ (passed|failed)' "$log" | tail -3
     done
+    if [[ -f "$out/realrun/cold.json" && -f "$out/realrun/warm.json" ]]; then  # repeatability
+        python3 benchmarks/compare_runs.py "$out/realrun/cold.json" "$out/realrun/warm.json" \
+            --set "$(basename "$real")"
+    fi
 fi
 
 if [[ " $sections " == *" profile "* ]]; then
