@@ -15,7 +15,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +129,7 @@ class Evaluator:
         self._retimed: set[str] = set()  # baseline cache keys timed afresh in this run
         self._envs: dict[Path, dict[str, str]] = {}  # candidate file -> its build environment
         self._build_waits: dict[Case, float] = {}  # seconds a compile item waited for its build
+        self._timed: dict[Case, tuple] = {}  # timed cases awaiting attribution and verdict
         self.arch = cuda_arch(device)
         self.placement = placement(device, worker)
 
@@ -150,7 +151,16 @@ class Evaluator:
         # A candidate that failed is not timed (unless upstream's rules pass it, for their
         # speedup): its skip need not wait for the device to itself.
         times = checked.passed or bool((checked.record.get("upstream") or {}).get("correct"))
-        return self._memo(case, "speed", self._speed, exclusive=times)
+        timed = self._memo(case, "speed", self._speed, exclusive=times)
+        if case not in self._timed:  # not timed, or timed and already judged (a cheat)
+            return timed
+        # What follows the timing needs the device, but not alone: other work may share it.
+        judged = self._memo(case, "attribute", self._attribute, exclusive=False)
+        if not (self.settings.profile and self.device.startswith("cuda")):
+            return judged
+        # Nsight Compute replays each kernel and locks the clocks: alone on the device again.
+        return self._memo(case, "ncu", lambda c: self._profile_under_ncu(c, judged),
+                          exclusive=True)
 
     def _memo(self, case: Case, stage: str, run, exclusive: bool) -> Outcome:
         key = (case, stage)
@@ -349,13 +359,28 @@ class Evaluator:
                                                  worker_baseline_s, notes)
         # unknown unless read
         record.update(custom_kernels=None, torch_only=None, kernel_attribution=None)
+        self._timed[case] = (ratio, notes, facts, samples["candidate"])
+        return Outcome(faults.PASSED, record=record)  # speed() goes on to _attribute
+
+    def _attribute(self, case: Case) -> Outcome:
+        """After the timing, under the shared lock: which kernels ran (a CUDA graph of one
+        call, or a profiler session), the speed of light, and
+        the verdict. Nothing here is timed, and a profiler session takes seconds: holding the
+        device alone for it would make every other worker wait. (--kb-profile's Nsight Compute
+        runs after it, alone on the device.)"""
+        ratio, notes, facts, candidate_samples = self._timed.pop(case)
+        record = dict(self._done[(case, "speed")].record)
         self._note_kernels(case, record, facts["kernels"],
                            profiler=worth_profiling(ratio, record.get("speedup_interval"),
                                                     self.settings.p, self.settings.require_kernel))
         self._note_speed_of_light(record, facts, record["candidate_time"])
-        self._note_profile(case, record)
         record["flags"] = record.get("flags", []) + notes + self._flags(record, ratio)
-        return self._speed_verdict(record, ratio, samples["candidate"])
+        return self._speed_verdict(record, ratio, candidate_samples)
+
+    def _profile_under_ncu(self, case: Case, judged: Outcome) -> Outcome:
+        record = dict(judged.record)
+        self._note_profile(case, record)
+        return replace(judged, record=record)
 
     def _check_timed_outputs(self, case: Case, record: dict, reply) -> Outcome | None:
         """A cheat verdict when the output of a timed call, as returned, is wrong for its

@@ -69,9 +69,11 @@ def test_the_json_report_holds_environment_config_and_one_record_per_sample(kb):
     assert scale["placement"] == {"worker": None, "device": "cpu", "gpu_uuid": None,
                                   "worker_gpu_uuid": None}
     held = scale["held"]
-    assert set(held) == {"compile", "correct", "speed"}
+    # the timing alone, then what follows it (kernels, speed of light, verdict) shared again
+    assert set(held) == {"compile", "correct", "speed", "attribute"}
     assert all(start <= end for start, end in held.values())
     assert held["compile"][1] <= held["correct"][1] <= held["speed"][0]
+    assert held["speed"][1] <= held["attribute"][0]
     light = scale["speed_of_light"]
     assert light["flops"] >= 0 and light["min_bytes"] > 0 and light["ceilings"]["bytes_per_s"] > 0
     assert 0 < light["candidate_fraction"]
