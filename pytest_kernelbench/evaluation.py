@@ -152,8 +152,8 @@ class Evaluator:
         # speedup): its skip need not wait for the device to itself.
         times = checked.passed or bool((checked.record.get("upstream") or {}).get("correct"))
         timed = self._memo(case, "speed", self._speed, exclusive=times)
-        if case not in self._timed:  # not timed, or timed and already judged (a cheat)
-            return timed
+        if case not in self._timed and (case, "attribute") not in self._done:
+            return timed  # not timed, or judged while it was timed (a cheat)
         # What follows the timing needs the device, but not alone: other work may share it.
         judged = self._memo(case, "attribute", self._attribute, exclusive=False)
         if not (self.settings.profile and self.device.startswith("cuda")):
@@ -364,10 +364,9 @@ class Evaluator:
 
     def _attribute(self, case: Case) -> Outcome:
         """After the timing, under the shared lock: which kernels ran (a CUDA graph of one
-        call, or a profiler session), the speed of light, and
-        the verdict. Nothing here is timed, and a profiler session takes seconds: holding the
-        device alone for it would make every other worker wait. (--kb-profile's Nsight Compute
-        runs after it, alone on the device.)"""
+        call, or a profiler session), the speed of light, and the verdict. Nothing here is
+        timed, and a profiler session takes seconds: holding the device alone for it would
+        make every other worker wait. (--kb-profile's Nsight Compute runs after it, alone.)"""
         ratio, notes, facts, candidate_samples = self._timed.pop(case)
         record = dict(self._done[(case, "speed")].record)
         self._note_kernels(case, record, facts["kernels"],
