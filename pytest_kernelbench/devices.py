@@ -94,8 +94,9 @@ def timing_marker() -> Path:
 def timing_in_progress() -> bool:
     """Whether a process of this host is timing now. The run's compilers (the build pool's,
     and those a worker runs while its stage stepped aside) pause meanwhile: they share the
-    host's cores and memory with the process that launches the timed calls, and launch-bound
-    calls timed while compilers ran read up to four times their time in another run."""
+    host's cores and memory with the process that launches the timed calls, and timings
+    beside them were disturbed more often (launch-bound baselines read up to 4.5 times their
+    time in another run, docs/performance.md)."""
     with open(timing_marker(), "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
