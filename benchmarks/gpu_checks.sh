@@ -353,6 +353,7 @@ if [[ " $sections " == *" upstream "* ]]; then
     jobs="${KB_UPSTREAM_JOBS:-6}"
     mapfile -t items <"${KB_UPSTREAM_LIST:?a file of L/ID lines}"
     echo "== upstream v0's eval_kernel_against_ref on ${#items[@]} candidates, $jobs at a time"
+    start=$(date +%s)
     for ((j = 0; j < jobs; j++)); do
         share=()
         for ((i = j; i < ${#items[@]}; i += jobs)); do share+=("${items[i]}"); done
@@ -362,6 +363,7 @@ if [[ " $sections " == *" upstream "* ]]; then
             "$out/upstream-$j.json" "${share[@]}" >"$out/upstream-$j.log" 2>&1 &
     done
     wait
+    echo "upstream wall time: $(( $(date +%s) - start )) s for ${#items[@]} candidates"
     python3 benchmarks/agreement.py merge "$out/upstream.json" "$out"/upstream-[0-9]*.json
 fi
 
