@@ -43,6 +43,10 @@ FAILED_MARKER = ".kb-failed"  # the compiler's first lines, for a source that fa
 DEFERRED_MARKER = ".kb-deferred"  # its import built nothing without a GPU: left to its item
 FAILED_LINE = "kernelbench: extension build failed"  # echoed by echo_build_errors
 LOCK_FILE = ".kb-lock"
+# torch.utils.cpp_extension's own build lock, a file in each extension's build folder: a build
+# killed while it held one (a timeout, the end of a run) leaves it, and every later build of
+# that extension waits for it to go, forever.
+TORCH_BATON = "lock"
 LOG_FILE = "build.log"
 POLL_S = 0.1
 BUILD_NICENESS = 10
@@ -276,9 +280,20 @@ def holding(folder: Path) -> Iterator[None]:
     with open(folder / LOCK_FILE, "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
+            clear_stale_batons(folder)
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def clear_stale_batons(folder: Path) -> list[Path]:
+    """Remove torch's build locks (TORCH_BATON) beneath a build folder whose own lock this
+    process holds: no build of the run is under way there then, so each one was left by a
+    build that was killed."""
+    stale = [baton for baton in folder.rglob(TORCH_BATON) if baton.is_file()]
+    for baton in stale:
+        baton.unlink(missing_ok=True)
+    return stale
 
 
 def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
@@ -297,6 +312,7 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
         build.status = "deferred"
         lock.close()
         return None
+    clear_stale_batons(build.folder)
     env = {**os.environ, **build_env(build.folder, arch), "CUDA_VISIBLE_DEVICES": ""}
     if protected is not None:
         scratch = build.folder / "scratch"  # removed with what it holds once the build ends

@@ -228,6 +228,28 @@ def test_a_build_an_item_waits_for_starts_at_once_while_the_others_queue(tmp_pat
     assert [build.status for build in planned] == ["deferred"] * 3
 
 
+def test_a_build_lock_left_by_a_killed_build_holds_up_no_later_build(tmp_path):
+    # torch waits for its build lock file to go away; one left by a build that was killed
+    # would hold every later build of that extension (and the device lock of its item) forever.
+    candidate = tmp_path / "a.py"
+    candidate.write_text(
+        "# load_inline\nimport os\nfrom torch.utils.file_baton import FileBaton\n"
+        "baton = FileBaton(os.path.join(os.environ['TORCH_EXTENSIONS_DIR'], 'ext', 'lock'))\n"
+        "if not baton.try_acquire():\n    baton.wait()\nbaton.release()\n")
+    [build] = builds.plan([candidate], tmp_path / "cache", arch="")
+    (build.folder / "ext").mkdir(parents=True)
+    (build.folder / "ext" / builds.TORCH_BATON).write_text("")
+    started = time.perf_counter()
+    builds.BuildPool([build], arch="", jobs=1, timeout_s=30, on_done=lambda *_: None).run()
+    assert build.status == "deferred", build.message  # imported, built nothing, not timed out
+    assert time.perf_counter() - started < 25
+    # The same where an item takes the folder.
+    (build.folder / "ext" / builds.TORCH_BATON).write_text("")
+    with builds.holding(build.folder):
+        assert not (build.folder / "ext" / builds.TORCH_BATON).exists()
+    assert (build.folder / builds.LOCK_FILE).exists()  # its own lock is not one of them
+
+
 def test_only_a_compiler_failure_is_recorded_as_the_source_s_failed_build(tmp_path):
     folder = tmp_path / "build"
     folder.mkdir()
