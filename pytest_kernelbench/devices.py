@@ -143,9 +143,34 @@ class DeviceHold:
 
 
 def _take(handle, path: Path, mode: int) -> None:
+    if mode == fcntl.LOCK_SH:
+        _wait_for_timings(path)
     with open(path.with_suffix(".turnstile"), "a+") as turnstile:
         fcntl.flock(turnstile, mode)
         fcntl.flock(handle, mode)
+
+
+@contextlib.contextmanager
+def _timing_pending(path: Path) -> Iterator[None]:
+    """Held (shared among timings) from when a timing asks for the device until it is done."""
+    with open(path.with_suffix(".timings"), "a+") as pending:
+        fcntl.flock(pending, fcntl.LOCK_SH)
+        yield
+
+
+def _wait_for_timings(path: Path) -> None:
+    """Return once no timing waits for or holds the device: shared work queues behind every
+    timing that asked before it, so timings that ask while the device drains run back to back
+    instead of each waiting for its own drain."""
+    with open(path.with_suffix(".timings"), "a+") as pending:
+        while True:
+            try:
+                fcntl.flock(pending, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                time.sleep(QUIET_POLL_S)
+                continue
+            fcntl.flock(pending, fcntl.LOCK_UN)
+            return
 
 
 @contextlib.contextmanager
@@ -156,14 +181,17 @@ def device_lock(device: str, exclusive: bool) -> Iterator[DeviceHold]:
     exclusive one waits, so with a few workers compiling and checking in turns a timing could
     wait a minute for a moment when none held it. Whoever asks takes the turnstile first (the
     timing holds it while it waits), so work that comes after a waiting timing queues behind
-    it. A hold nested in one already held here skips the turnstile: waiting there while holding
-    the lock would never end. An exclusive hold also marks the host as timing
-    (timing_in_progress) and gives the run's compilers QUIET_SETTLE_S to pause.
+    it. Shared work also waits while any timing is pending (_wait_for_timings), so the timings
+    that queue up during one drain of shared work all run before the next. A hold nested in one
+    already held here skips both: waiting there while holding the lock would never end. An
+    exclusive hold also marks the host as timing (timing_in_progress) and gives the run's
+    compilers QUIET_SETTLE_S to pause.
     """
     depth = getattr(_HOLDS, "depth", 0)
     mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
     path = lock_path(device)
-    with open(path, "a+") as handle:
+    with _timing_pending(path) if exclusive and not depth else contextlib.nullcontext(), \
+            open(path, "a+") as handle:
         if depth:
             fcntl.flock(handle, mode)
         else:

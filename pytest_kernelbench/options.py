@@ -271,7 +271,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("--kb-build-jobs", "build_jobs", "build candidates' C++/CUDA extensions N at a time "
            "(per xdist worker) while the items run; 0 builds each when its compile item runs "
            "(default: {default}).",
-           "N", parse_jobs, shown=lambda _: "(CPU cores - xdist workers) / xdist workers"),
+           "N", parse_jobs, shown=lambda _: "CPU cores / xdist workers"),
     Option("--kb-build-cache", "build_cache", "content-addressed folder of built extensions, "
            "shareable between runs and machines (default: {default}).", "DIR", kind="path",
            shown=lambda _: "~/.cache/pytest-kernelbench/extensions"),
@@ -384,7 +384,7 @@ class Settings:
     baseline_cache: Path | None = None
     baseline_max_age_s: float = 168 * 3600.0
     retime_baseline: bool = False
-    build_jobs: int | None = None  # None: the cores less one per xdist worker, shared among them
+    build_jobs: int | None = None  # None: the cores, shared among the xdist workers
     build_cache: Path | None = None
     costs_path: Path | None = None  # an earlier report whose timings order cases under xdist
     upstream_rules: str = "v0"

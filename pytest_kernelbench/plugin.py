@@ -257,6 +257,7 @@ class KernelBenchRun:
             # xdist hands cases out in this order: the longest first, so no GPU is left with
             # a long case at the end while the others idle.
             cases = schedule.longest_first(cases, self.costs)
+        cases = schedule.builds_last(cases, candidate_builds)
         case_order = {case: index for index, case in enumerate(cases)}
         # Stages of one case run back to back, so the worker keeps the candidate loaded.
         ours.sort(key=lambda item: (case_order[item.callspec.params["kb_case"]],  # type: ignore[attr-defined]
@@ -363,10 +364,10 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
     from pytest_kernelbench.evaluation import cuda_arch, needs_cuda
 
     workers = getattr(config, "workerinput", {}).get("workercount", 1)  # 1 outside xdist
-    # Every worker runs a share of one pool sized to the cores, less one core per worker for
-    # the processes that time candidates meanwhile.
+    # Every worker runs a share of one pool sized to the cores. No core is kept back for the
+    # processes that time candidates: the builds stop while any timing runs, and run niced.
     jobs = settings.build_jobs if settings.build_jobs is not None \
-        else max(1, ((os.cpu_count() or 1) - workers) // workers)
+        else max(1, (os.cpu_count() or 1) // workers)
     # in the items' order, so that the first items' builds are the first done
     paths = list(dict.fromkeys(case.candidate.path for case in cases
                                if case.candidate is not None))
@@ -402,6 +403,14 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
     pool = builds.BuildPool(planned, arch, jobs, settings.build_timeout_s, on_done,
                             protected if settings.confine != "off" else None).start()
     return planned, pool
+
+
+def candidate_builds(case: discovery.Case) -> bool:
+    """Whether the case's candidate builds a C++/CUDA extension."""
+    from pytest_kernelbench import builds
+
+    return case.candidate is not None and \
+        builds.needs_build(case.candidate.path.read_text(errors="replace"))
 
 
 def case_scope(nodeid: str) -> str:

@@ -91,6 +91,34 @@ def test_a_waiting_timing_is_not_starved_by_work_that_keeps_sharing_the_device(t
     assert waited < 1.0
 
 
+def test_timings_that_ask_while_the_device_drains_run_before_the_shared_work_after_them(
+        tmp_path, monkeypatch):
+    # A shared hold drains; a timing asks meanwhile, then more shared work, then a second
+    # timing. The timings run back to back and the shared work after both: it does not come
+    # in between and make the second timing wait for a drain of its own.
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
+    spans: dict[str, tuple[float, float]] = {}
+
+    def hold(name: str, exclusive: bool, after_s: float, for_s: float) -> threading.Thread:
+        def run() -> None:
+            time.sleep(after_s)
+            with device_lock("cuda:0", exclusive=exclusive):
+                began = time.perf_counter()
+                time.sleep(for_s)
+                spans[name] = (began, time.perf_counter())
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    for trial in range(3):
+        threads = [hold("drain", False, 0.0, 0.3), hold("first", True, 0.05, 0.1),
+                   hold("after", False, 0.1, 0.05), hold("second", True, 0.15, 0.1)]
+        for thread in threads:
+            thread.join()
+        assert spans["after"][0] >= max(spans["first"][1], spans["second"][1]), (trial, spans)
+        assert spans["first"][0] >= spans["drain"][1] and spans["second"][0] >= spans["drain"][1]
+
+
 def test_a_hold_nested_in_one_held_does_not_wait_behind_a_timing(tmp_path, monkeypatch):
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
     with device_lock("cuda:0", exclusive=False):

@@ -8,6 +8,7 @@ import pytest
 from pytest_kernelbench.discovery import Candidate, Case, Problem
 from pytest_kernelbench.schedule import (
     CostsError,
+    builds_last,
     expected_cost,
     longest_first,
     parse_shard,
@@ -61,6 +62,14 @@ def test_xdist_gets_the_longest_cases_first():
     assert [(c.problem.level, c.problem.problem_id) for c in order] == [(1, 2), (3, 1), (1, 1), (2, 1)]
     # with no report at all, deeper levels first, the rest in problem order
     assert [c.problem.level for c in longest_first(cases, {})] == [3, 2, 1, 1]
+
+
+def test_cases_that_build_go_after_the_others_each_in_its_order():
+    cases = [_case(3, 1), _case(2, 1), _case(1, 1), _case(1, 2), _case(2, 2)]
+    building = {(2, 1), (1, 1)}
+    order = builds_last(cases, lambda c: (c.problem.level, c.problem.problem_id) in building)
+    assert [(c.problem.level, c.problem.problem_id) for c in order] == \
+        [(3, 1), (1, 2), (2, 2), (2, 1), (1, 1)]
 
 
 @pytest.mark.parametrize(("text", "parsed"), [("1/1", (1, 1)), ("2/4", (2, 4))])
