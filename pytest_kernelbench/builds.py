@@ -289,7 +289,8 @@ def holding(folder: Path) -> Iterator[None]:
 def clear_stale_batons(folder: Path) -> list[Path]:
     """Remove torch's build locks (TORCH_BATON) beneath a build folder whose own lock this
     process holds: no build of the run is under way there then, so each one was left by a
-    build that was killed."""
+    build that was killed. (A build at a later call inside an item takes no folder lock; only
+    another case with the same source could meet one of those.)"""
     stale = [baton for baton in folder.rglob(TORCH_BATON) if baton.is_file()]
     for baton in stale:
         baton.unlink(missing_ok=True)

@@ -1,11 +1,12 @@
-"""The order in which cases reach xdist workers: the most expensive first.
+"""The order in which cases reach xdist workers: the most expensive first, those that build last.
 
 xdist hands a free worker the next case in collection order, so a long case picked up last
 keeps one GPU busy while the others idle. Sorting cases longest first (the classic LPT rule)
 leaves only short cases for the end. What a case costs is read from an earlier JSON report
 (how long its stages held the device); a case the report does not know costs what other
 samples of its problem, else its level's known cases, cost at the median; with no report at
-all, deeper levels go first.
+all, deeper levels go first. With or without xdist, cases whose candidate builds an extension
+come after the rest (builds_last).
 """
 
 from __future__ import annotations
@@ -64,9 +65,9 @@ def longest_first(cases: Sequence[Case], costs: dict[tuple, float]) -> list[Case
 
 def builds_last(cases: Sequence[Case], builds: Callable[[Case], bool]) -> list[Case]:
     """The cases whose candidate builds an extension after the others, each group in its own
-    order. The build pool starts every build at once either way; this way its builds run
-    while the other cases' items do, where the first items would wait for theirs (at `-n 8`
-    on CUDA-L1's candidates, 23 s a case at the median with the device idle meanwhile)."""
+    order. The build pool works through the builds from the run's start either way; this way
+    they run while the other cases' items do, where the first items would wait for theirs (at
+    `-n 8` on CUDA-L1's candidates, 23 s a case at the median, the device idle meanwhile)."""
     building = [builds(case) for case in cases]
     return [case for case, b in zip(cases, building) if not b] + \
         [case for case, b in zip(cases, building) if b]
