@@ -1,6 +1,6 @@
 """The README's main job, timed, with the peak memory of its whole process tree.
 
-  python benchmarks/main_job.py [--report FILE] [EXTRA PYTEST ARGS...]
+  python benchmarks/main_job.py [EXTRA PYTEST ARGS...]   (e.g. --kb-report=FILE)
 
 Runs the main job's pytest command (the reference set on the starter problems, CPU) and samples
 every 0.5 s the memory of pytest, its zygote and the workers (from /proc). Prints the wall time,

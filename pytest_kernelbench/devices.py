@@ -86,6 +86,11 @@ QUIET_POLL_S = 0.02
 QUIET_SETTLE_S = 0.06
 
 
+def holding_a_device() -> bool:
+    """Whether this thread already holds a device lock (a stage nested in another)."""
+    return getattr(_HOLDS, "depth", 0) > 0
+
+
 def timing_marker() -> Path:
     """One file per host, held (shared) by every timing in progress on any of its devices."""
     return Path(tempfile.gettempdir()) / "pytest-kernelbench-timing.lock"

@@ -23,6 +23,7 @@ from pytest_kernelbench import (
     baselines,
     builds,
     correctness,
+    devices,
     faults,
     loading,
     ncu,
@@ -64,6 +65,8 @@ CPU_CLOCK_RETRIES = 3  # more pairs of bursts when the first pair does not settl
 CPU_CONFIRM_BELOW_S = 2.0  # pairs of bursts this cheap are measured CPU_CLOCK_PAIRS times
 CPU_CLOCK_PAIRS = 5
 AUTO_GRAPH_BELOW_S = 50e-6  # --kb-timing=auto: graphs for baselines faster than this per call
+# Reference outputs on a GPU are kept from one stage to the next up to this size in all.
+KEPT_OUTPUTS_BYTES = 256 * 2**20
 
 
 @dataclass
@@ -97,6 +100,7 @@ class Evaluator:
                  overrides: dict[tuple[int, int], Entry] | None = None,
                  problem_digests: ProblemDigests | None = None, started_s: float = 0.0,
                  broken: dict[Path, str] | None = None, worker: str | None = None):
+        loading.use_huge_pages()  # here and in the sandbox workers, started below
         loading.set_numerics(settings.precision, settings.tf32)
         use_device(device)
         self.settings = settings
@@ -120,6 +124,7 @@ class Evaluator:
         self._problem: Any = None
         self._reference: Any = None
         self._expected: dict[int, Any] = {}
+        self._problem_checked = False
         self._reference_mutates = False
         # why the loaded problem's reference cannot be judged against (state kept, overflow)
         self._unjudgeable = ""
@@ -168,45 +173,78 @@ class Evaluator:
             if self.problem_digests is not None:  # raises ProblemChanged
                 self.problem_digests.check(case.problem.path, self._last_case)
             self._last_case = f"{case.problem.key}[{case.id}]"
-            asked = time.monotonic()
-            with device_lock(self.device, exclusive) as hold:
-                held_from = time.time()
-                lock_wait_s = time.monotonic() - asked
-                outer_hold, self.sandbox.hold = self.sandbox.hold, hold
-                # --kb-timeout bounds the stage: its requests share what is left of it (a stage
-                # that runs an earlier one first gets its own time back afterwards).
-                began = time.monotonic()
-                outer, self._deadline = self._deadline, began + self.settings.timeout_s
-                try:
-                    # A broken problem fails its cases' compile items; the later stages are
-                    # then skipped after them, so it is said once per case.
-                    defect = self.broken.get(case.problem.path) if stage == "compile" else None
-                    outcome = problem_outcome(case, defect) if defect else run(case)
-                except ProblemError as exc:
-                    self.broken[case.problem.path] = str(exc)
-                    outcome = problem_outcome(case, str(exc))
-                finally:
-                    self._deadline = outer + (time.monotonic() - began)
-                    self.sandbox.hold = outer_hold
-                    loading.release_cached_memory()
-                held_to = time.time()
-            # Where the stage ran and when it held the device: a multi-GPU run's report shows
-            # which GPU each worker used and that no timing overlapped other work on it.
-            outcome.record["placement"] = {**self.placement,
-                                           "worker_gpu_uuid": self.sandbox.worker_gpu}
-            if outcome.record.get("harness_s"):  # the candidate ran, in this worker
-                outcome.record["confinement"] = self.sandbox.confinement
-            if outcome.details and not outcome.passed and not outcome.skipped:
-                # Where it failed (the candidate's frames, the compiler's lines), for feedback.
-                outcome.record["error_details"] = outcome.details[-4000:]
-            outcome.record["held"] = {**outcome.record.get("held", {}),
-                                      stage: [round(held_from, 6), round(held_to, 6)]}
-            if outcome.record.get("harness_s"):  # charged to cases whose candidate ran
-                charge(outcome.record, "lock_wait", lock_wait_s)
-            if hold.aside:  # spans it let others use the device while a compiler ran
-                outcome.record["aside"] = {**outcome.record.get("aside", {}), stage: hold.aside}
+            outer = devices.holding_a_device()
+            outcome = self._held(case, stage, run, exclusive)
+            if outcome.status == faults.OUT_OF_MEMORY and not exclusive and not outer:
+                outcome = self._alone_after_oom(case, stage, run, outcome)
             self._done[key] = outcome
         return self._done[key]
+
+    def _alone_after_oom(self, case: Case, stage: str, run, beside: Outcome) -> Outcome:
+        """A stage that ran out of memory while other work shared the device runs once more
+        with the device to itself, in a fresh worker: the other workers' stages held part of
+        the memory, and a verdict must not depend on what ran beside the candidate."""
+        self.sandbox.stop_child()
+        outcome = self._held(case, stage, run, exclusive=True)
+        first = beside.record.get("held", {}).get(stage)
+        if first:  # a shared hold like any other, for the check that no timing overlapped it
+            outcome.record["held"] = {**outcome.record["held"], f"{stage}_beside_others": first}
+        flag = (f"ran out of device memory beside other work on the device; this verdict is "
+                f"from a run with the device to itself (the first said: {beside.message})")
+        outcome.record["flags"] = [*(outcome.record.get("flags") or []), flag]
+        return outcome
+
+    def _held(self, case: Case, stage: str, run, exclusive: bool) -> Outcome:
+        """Run one stage under the device lock and note in its record how it held it."""
+        asked = time.monotonic()
+        with device_lock(self.device, exclusive) as hold:
+            held_from = time.time()
+            lock_wait_s = time.monotonic() - asked
+            outer_hold, self.sandbox.hold = self.sandbox.hold, hold
+            # --kb-timeout bounds the stage: its requests share what is left of it (a stage
+            # that runs an earlier one first gets its own time back afterwards).
+            began = time.monotonic()
+            outer, self._deadline = self._deadline, began + self.settings.timeout_s
+            try:
+                # A broken problem fails its cases' compile items; the later stages are
+                # then skipped after them, so it is said once per case.
+                defect = self.broken.get(case.problem.path) if stage == "compile" else None
+                outcome = problem_outcome(case, defect) if defect else run(case)
+            except ProblemError as exc:
+                self.broken[case.problem.path] = str(exc)
+                outcome = problem_outcome(case, str(exc))
+            finally:
+                self._deadline = outer + (time.monotonic() - began)
+                self.sandbox.hold = outer_hold
+                self._let_go_of_memory()
+            held_to = time.time()
+        # Where the stage ran and when it held the device: a multi-GPU run's report shows
+        # which GPU each worker used and that no timing overlapped other work on it.
+        outcome.record["placement"] = {**self.placement,
+                                       "worker_gpu_uuid": self.sandbox.worker_gpu}
+        if outcome.record.get("harness_s"):  # the candidate ran, in this worker
+            outcome.record["confinement"] = self.sandbox.confinement
+        if outcome.details and not outcome.passed and not outcome.skipped:
+            # Where it failed (the candidate's frames, the compiler's lines), for feedback.
+            outcome.record["error_details"] = outcome.details[-4000:]
+        outcome.record["held"] = {**outcome.record.get("held", {}),
+                                  stage: [round(held_from, 6), round(held_to, 6)]}
+        if outcome.record.get("harness_s"):  # charged to cases whose candidate ran
+            charge(outcome.record, "lock_wait", lock_wait_s)
+        if hold.aside:  # spans it let others use the device while a compiler ran
+            outcome.record["aside"] = {**outcome.record.get("aside", {}), stage: hold.aside}
+        return outcome
+
+    def _let_go_of_memory(self) -> None:
+        """What a stage leaves behind is given back before the next lock is asked for: the
+        workers of a run share the device's memory, and one waiting for the device must not
+        hold what the stage that runs meanwhile needs. Large reference outputs are computed
+        again when asked for; the worker drops its timing draws."""
+        if self.device.startswith("cuda") and \
+                nested.nbytes(list(self._expected.values())) > KEPT_OUTPUTS_BYTES:
+            self._expected = {}
+        self.sandbox.release()
+        loading.release_cached_memory()
 
     def _compile(self, case: Case) -> Outcome:
         record = base_record(case)
@@ -851,12 +889,14 @@ class Evaluator:
                                    f"{faults.describe_exception(exc)}") from exc
             self._problem_path = case.problem.path
             self._expected = {}
+            self._problem_checked = False  # for state kept and overflow, at its first output
             self._reference_mutates = False
             self._per_problem = {}
             self._unjudgeable = ""
             self._stochastic = False
         if seed not in self._expected:
-            first = not self._expected
+            first = not self._problem_checked
+            self._problem_checked = True
             try:
                 inputs = loading.make_inputs(self._problem, seed, self.device)
                 pristine = loading.clone_inputs(inputs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import random
 import sys
 from pathlib import Path
@@ -258,6 +259,19 @@ def warm_libraries(device: str) -> None:
         torch.nn.functional.linear(square @ square, square, square[0])
         torch.nn.functional.conv2d(square.view(1, 1, 16, 16), square[:3, :3].reshape(1, 1, 3, 3))
     torch.cuda.synchronize(device)
+
+
+# torch's CPU allocator backs blocks of 2 MB and more with transparent huge pages when this is
+# set; it reads the variable once, at the process's first allocation. Without it glibc maps
+# every large block afresh and the kernel faults it in 4 KB at a time, on both sides of a
+# speedup alike: one eager forward of L1/100 on two cores took 367 ms without, 106 ms with.
+HUGE_PAGES_VARIABLE = "THP_MEM_ALLOC_ENABLE"
+
+
+def use_huge_pages() -> None:
+    """Ask for huge pages in this process (if it has not allocated yet) and the processes it
+    starts, unless the environment already says otherwise."""
+    os.environ.setdefault(HUGE_PAGES_VARIABLE, "1")
 
 
 def release_cached_memory() -> None:

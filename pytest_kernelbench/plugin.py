@@ -12,6 +12,7 @@ import pytest
 from pytest_kernelbench import (
     confine,
     discovery,
+    loading,
     ncu,
     options,
     report,
@@ -99,6 +100,7 @@ class KernelBenchRun:
 
     @classmethod
     def start(cls, config: pytest.Config, settings: options.Settings) -> KernelBenchRun:
+        loading.use_huge_pages()  # before collection loads problems and their inputs
         try:
             all_problems = discovery.find_problems(settings.problems_dir, settings.levels)
             sets = {path.name: discovery.find_candidates(path) for path in settings.candidate_dirs}

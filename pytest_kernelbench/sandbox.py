@@ -189,6 +189,21 @@ class Sandbox:
             return Fault(faults.STRUCTURE_MISMATCH, f"unreadable output: {exc}")
         return Reply(reply, value, wall_s, extra, self._log_since(log_start))
 
+    def release(self, timeout_s: float = 10.0) -> None:
+        """Ask the current worker to drop what it keeps between requests of one stage (its
+        timing draws, outputs lent over CUDA IPC) and give its cached memory back. A worker
+        that does not answer is replaced."""
+        if self.child_pid is None:
+            return
+        try:
+            wire.write_message(self.to_child, {"op": "release"})
+            if self._wait_readable(timeout_s):
+                wire.read_message(self.from_child)
+                return
+        except (EOFError, OSError):
+            pass
+        self.stop_child()
+
     def close(self) -> None:
         self.stop_child()
         if self.zygote is not None:

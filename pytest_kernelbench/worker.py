@@ -53,6 +53,10 @@ class Worker:
         op = request["op"]
         self.shared = []
         try:
+            if op == "release":  # the stage is done (the reply is followed by empty_cache)
+                if self.loaded is not None:
+                    self.loaded.timing_sets = ((), [])
+                return {"ok": True}, []
             if op == "ping":
                 return {"ok": True, "pid": os.getpid(), **enter_policy(request)}, []
             if op == "ipc_probe":

@@ -7,7 +7,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_kernelbench import Session, evaluate, record
+from pytest_kernelbench import Session, devices, evaluate, record
 
 EXAMPLES = Path(__file__).parent / "examples"
 RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"
@@ -162,3 +162,42 @@ def test_a_reference_whose_calls_differ_only_at_rounding_size_is_judged():
     assert "1e-9" in NOISY
     result = valid(evaluate(NOISY, NOISY.replace("class Model(", "class ModelNew("), **FAST))
     assert result["status"] != "problem_error", result["error"]
+
+
+# Out of memory whenever the device lock is held shared, as a candidate can be when other
+# workers' stages hold the memory beside it; with the device to itself it has enough.
+SHORT_OF_MEMORY_BESIDE_OTHERS = '''
+import os
+
+import torch
+import torch.nn as nn
+
+LOCK = {lock!r}
+
+
+def shared_hold():
+    inode = str(os.stat(LOCK).st_ino)
+    for line in open("/proc/locks"):
+        fields = line.split()
+        if "->" not in fields and fields[1] == "FLOCK" and fields[3] == "READ" \\
+                and fields[5].split(":")[-1] == inode:
+            return True
+    return False
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if shared_hold():
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return torch.relu(x)
+'''
+
+
+def test_a_stage_short_of_memory_beside_other_work_is_judged_again_alone():
+    source = SHORT_OF_MEMORY_BESIDE_OTHERS.format(lock=str(devices.lock_path("cpu")))
+    result = valid(evaluate(RELU, source, **FAST))
+    assert result["status"] == "passed", result["error"]
+    assert any("ran out of device memory beside other work" in flag and "2.00 GiB" in flag
+               for flag in result["flags"])
+    # Both holds are in the record: the shared one that failed, the exclusive one after it.
+    assert {"correct", "correct_beside_others"} <= set(result["held"])

@@ -98,3 +98,14 @@ def test_the_baseline_runs_under_the_harnesss_switches_whatever_the_candidate_se
         loading.use_exact_fp32()
         torch.set_float32_matmul_precision("highest")
         torch.backends.cudnn.deterministic = False
+
+
+def test_a_release_drops_the_timing_draws_and_keeps_the_candidate():
+    worker = Worker()
+    good = CANDIDATES / "good" / "level1" / "2_ReLU.py"
+    ask(worker, "time", good, input_seeds=[9042, 9043], budget_s=0.01, min_rounds=1)
+    assert worker.loaded is not None and len(worker.loaded.timing_sets[1]) == 2
+    model = worker.loaded.model
+    header, _ = ask(worker, "release", good)
+    assert header["ok"] and worker.loaded.timing_sets == ((), [])
+    assert worker.loaded.model is model  # the next stage of the case does not load it again
