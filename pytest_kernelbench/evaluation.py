@@ -65,7 +65,7 @@ CPU_CLOCK_RETRIES = 3  # more pairs of bursts when the first pair does not settl
 CPU_CONFIRM_BELOW_S = 2.0  # pairs of bursts this cheap are measured CPU_CLOCK_PAIRS times
 CPU_CLOCK_PAIRS = 5
 AUTO_GRAPH_BELOW_S = 50e-6  # --kb-timing=auto: graphs for baselines faster than this per call
-# Reference outputs on a GPU are kept from one stage to the next up to this size in all.
+# Reference outputs are kept from one stage to the next up to this size in all.
 KEPT_OUTPUTS_BYTES = 256 * 2**20
 
 
@@ -189,8 +189,8 @@ class Evaluator:
         first = beside.record.get("held", {}).get(stage)
         if first:  # a shared hold like any other, for the check that no timing overlapped it
             outcome.record["held"] = {**outcome.record["held"], f"{stage}_beside_others": first}
-        flag = (f"ran out of device memory beside other work on the device; this verdict is "
-                f"from a run with the device to itself (the first said: {beside.message})")
+        flag = (f"ran out of device memory while sharing the device; judged again with the "
+                f"device to itself (the first run said: {beside.message})")
         outcome.record["flags"] = [*(outcome.record.get("flags") or []), flag]
         return outcome
 
@@ -239,10 +239,13 @@ class Evaluator:
         """What a stage leaves behind is given back before the next lock is asked for: the
         workers of a run share the device's memory, and one waiting for the device must not
         hold what the stage that runs meanwhile needs. Large reference outputs are computed
-        again when asked for; the worker drops its timing draws."""
-        if self.device.startswith("cuda") and \
-                nested.nbytes(list(self._expected.values())) > KEPT_OUTPUTS_BYTES:
+        again when asked for (each stage but the first uses draws of its own, so this costs
+        little); the worker drops its timing draws."""
+        if nested.nbytes(list(self._expected.values())) > KEPT_OUTPUTS_BYTES:
             self._expected = {}
+        precise = self._per_problem.get("precise") or {}
+        if nested.nbytes([v for v in precise.values() if v is not None]) > KEPT_OUTPUTS_BYTES:
+            self._per_problem.pop("precise")
         self.sandbox.release()
         loading.release_cached_memory()
 

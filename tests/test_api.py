@@ -197,7 +197,7 @@ def test_a_stage_short_of_memory_beside_other_work_is_judged_again_alone():
     source = SHORT_OF_MEMORY_BESIDE_OTHERS.format(lock=str(devices.lock_path("cpu")))
     result = valid(evaluate(RELU, source, **FAST))
     assert result["status"] == "passed", result["error"]
-    assert any("ran out of device memory beside other work" in flag and "2.00 GiB" in flag
+    assert any("ran out of device memory while sharing" in flag and "2.00 GiB" in flag
                for flag in result["flags"])
     # Both holds are in the record: the shared one that failed, the exclusive one after it.
     assert {"correct", "correct_beside_others"} <= set(result["held"])
