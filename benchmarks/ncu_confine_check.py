@@ -35,9 +35,9 @@ def main() -> int:
               "env": builds.build_env(folder, arch), "input_seed": 1042}
     sandbox = Sandbox(device=args.device, confine_mode="auto")
     variants = {
-        "worker policy": lambda scratch: {**header, "policy": sandbox._policy_of(header, scratch).to_json()},
+        "worker policy": lambda scratch: {**header, "policy": sandbox.policy_of(header, scratch).to_json()},
         "worker policy, network": lambda scratch: {**header, "policy": dataclasses.replace(
-            sandbox._policy_of(header, scratch), network=True).to_json()},
+            sandbox.policy_of(header, scratch), network=True).to_json()},
         "--kb-profile policy": lambda scratch: sandbox.profiled(header, scratch),
         "unconfined": lambda scratch: {**header, "policy": None},
     }

@@ -243,7 +243,7 @@ class Sandbox:
         if self.confine_mode == "off":
             return None
         self.scratch = Path(tempfile.mkdtemp(prefix="kb-scratch-"))
-        return self._policy_of(header, self.scratch).to_json()
+        return self.policy_of(header, self.scratch).to_json()
 
     def profiled(self, header: dict, scratch: Path) -> dict:
         """The request for a process of its own that runs the candidate under a profiler: its
@@ -251,11 +251,12 @@ class Sandbox:
         profiler that started it (TCP and sockets outside its domain, signals)."""
         if self.confine_mode == "off":
             return {**header, "policy": None}
-        policy = dataclasses.replace(self._policy_of(header, scratch), network=True,
+        policy = dataclasses.replace(self.policy_of(header, scratch), network=True,
                                      scoped=False)
         return {**header, "policy": policy.to_json()}
 
-    def _policy_of(self, header: dict, scratch: Path) -> confine.Policy:
+    def policy_of(self, header: dict, scratch: Path) -> confine.Policy:
+        """The confinement of a worker that serves this request and writes only to scratch."""
         build = (header.get("env") or {}).get("TORCH_EXTENSIONS_DIR")
         candidate, problem = header.get("candidate"), header.get("problem")
         return confine.policy_for(Path(candidate) if candidate else None,
