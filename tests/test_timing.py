@@ -347,3 +347,13 @@ def test_a_first_call_that_builds_nothing_is_cut_off(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "nothing built within 0.5 s" in done.stderr, done.stderr
     assert time.perf_counter() - started < 60
+
+
+def test_the_gpu_waits_longer_than_the_host_took_to_launch_the_call_within_a_cap():
+    # Covered: a call the host enqueues in 40 us waits 100 us, so its launch ends before the
+    # start event runs; a call that synchronized inside (its "launch" includes the GPU's work
+    # and the wait) reaches the cap instead of growing without end.
+    assert timing.launch_cover_s(0.0) == pytest.approx(timing.LAUNCH_COVER_S)
+    assert timing.launch_cover_s(40e-6) == pytest.approx(100e-6)
+    assert timing.launch_cover_s(40e-6) > 40e-6
+    assert timing.launch_cover_s(10.0) == timing.LAUNCH_COVER_MAX_S
