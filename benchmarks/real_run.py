@@ -6,9 +6,9 @@
 Each run is one `pytest` process (CUDA, the given arguments, e.g. `-n 4`), stopped with SIGINT
 at its limit (its report is kept). For each it prints: wall time; the builds (how many of each
 status, their summed and longest seconds, when the last one ended); seconds per candidate for
-each harness stage; and the GPU's idle fraction, the share of the run's wall time in which no
-item held the device (from the records' `held` intervals: stages hold the device while they
-run candidate code on it).
+each harness stage and each part of the workers' loads; and the GPU's idle fraction, the
+share of the run's wall time in which no item held the device (from the records' `held`
+intervals: stages hold the device while they run candidate code on it).
 """
 
 from __future__ import annotations
@@ -57,6 +57,14 @@ def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
     print("  seconds per candidate (median / p90 / total): " + ", ".join(
         f"{stage} {statistics.median(v):.2f}/{sorted(v)[int(0.9 * (len(v) - 1))]:.2f}/{sum(v):.0f}"
         for stage, v in sorted(stages.items())))
+    phases: dict[str, list[float]] = {}
+    for r in records:
+        for phase, seconds in (r.get("load_phases") or {}).items():
+            phases.setdefault(phase, []).append(seconds)
+    if phases:
+        print("  load, in the worker (median / p90 / total): " + ", ".join(
+            f"{phase} {statistics.median(v):.2f}/{sorted(v)[int(0.9 * (len(v) - 1))]:.2f}/{sum(v):.0f}"
+            for phase, v in phases.items()))
     held = [(start, end) for r in records for _, start, end in hold_spans(r)]
     if held:
         first, last = min(s for s, _ in held), max(e for _, e in held)

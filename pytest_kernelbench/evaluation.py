@@ -282,6 +282,8 @@ class Evaluator:
                 builds.seal(folder, case.candidate.path)  # built in the worker: seal it here
             if builds_one:
                 self._remember_build_failure(case, reply)
+        if not isinstance(reply, Fault):  # where the load's time went, in the worker
+            record["load_phases"] = reply.header.get("phases")
         record.update(tf32_by_candidate=not isinstance(reply, Fault) and bool(reply.header.get("tf32")),
                       extension="none", extension_error=None,
                       upstream=upstream.UpstreamVerdict(self.settings.upstream_rules,

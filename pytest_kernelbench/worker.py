@@ -11,6 +11,7 @@ import dataclasses
 import os
 import re
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +28,20 @@ class Loaded:
     model: Any
     reference: Any = None
     timing_sets: tuple = ((), [])  # (seeds, input sets) of the last timing, kept for the burst
+    phases: dict = dataclasses.field(default_factory=dict)  # seconds of each part of the load
+
+
+class PhaseClock:
+    """Seconds between successive laps, by name: where a worker's load spends its time."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round(now - self._last, 6)
+        self._last = now
 
 
 class CandidateFault(Exception):
@@ -69,7 +84,7 @@ class Worker:
             loaded = self.load(request)
             if op == "load":
                 return {"ok": True, "extensions": extension_libraries(),
-                        "tf32": loading.tf32_switched_on()}, []
+                        "tf32": loading.tf32_switched_on(), "phases": loaded.phases}, []
             if op == "run":
                 return self.run(loaded, request)
             if op == "time":
@@ -100,9 +115,12 @@ class Worker:
         os.environ.update(request.get("env") or {})
         loading.set_numerics(request.get("precision", "fp32"), request.get("tf32", "off"))
         device, seed = request["device"], request["seed"]
+        clock = PhaseClock()
         problem = loading.import_file(Path(request["problem"]), "kb_problem")
         init_args = loading.make_init_args(problem, seed, device)
+        clock.lap("problem")  # on a GPU this includes making the CUDA context
         loading.warm_libraries(device)
+        clock.lap("libraries")
         candidate_path = request["candidate"]
         if request.get("order_trials") and device.startswith("cuda"):
             ordering.track_streams()  # before the candidate can make any
@@ -112,6 +130,7 @@ class Worker:
         module = guarded(lambda: loading.import_file(Path(candidate_path), "kb_candidate",
                                                      confine.own_folder()),
                          "import", candidate_path)
+        clock.lap("import")
         cls = getattr(module, "ModelNew", None)
         if not isinstance(cls, type):
             raise CandidateFault(faults.NO_MODEL_NEW,
@@ -119,7 +138,8 @@ class Worker:
         model = guarded(lambda: loading.build_model(cls, init_args, seed, device,
                                                     request["mode"]),
                         "init", candidate_path)
-        self.loaded = Loaded(key, problem, init_args, model)
+        clock.lap("construct")
+        self.loaded = Loaded(key, problem, init_args, model, phases=clock.laps)
         return self.loaded
 
     def run(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:

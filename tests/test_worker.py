@@ -109,3 +109,10 @@ def test_a_release_drops_the_timing_draws_and_keeps_the_candidate():
     header, _ = ask(worker, "release", good)
     assert header["ok"] and worker.loaded.timing_sets == ((), [])
     assert worker.loaded.model is model  # the next stage of the case does not load it again
+
+
+def test_a_load_says_where_its_time_went():
+    header, _ = ask(Worker(), "load", CANDIDATES / "good" / "level1" / "2_ReLU.py")
+    assert header["ok"] and list(header["phases"]) == ["problem", "libraries", "import",
+                                                       "construct"]
+    assert all(seconds >= 0 for seconds in header["phases"].values())
