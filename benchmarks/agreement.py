@@ -5,6 +5,8 @@
   python benchmarks/agreement.py table UPSTREAM.json REPORT.json... [--notes NOTES.yaml]
                                         [--set DIR]
   python benchmarks/agreement.py stability FIRST.json SECOND.json   verdicts that moved
+  python benchmarks/agreement.py sidebyside UPSTREAM.json REPORT.json --upstream-wall S
+                                        --ours-wall S   wall time per candidate of each
 
 pick lists what upstream's harness must judge: every candidate this harness does not pass, and
 every one whose verdict under upstream's rules (computed in the same run) differs from ours.
@@ -135,6 +137,27 @@ def stability(first: dict[str, dict], second: dict[str, dict]) -> tuple[list[str
     return lines, len(both), at_p
 
 
+def sidebyside(results: list[dict], report: dict[str, dict], upstream_wall_s: float,
+               ours_wall_s: float) -> list[str]:
+    """Wall time per candidate of upstream's harness and of ours on one list, each over the
+    candidates it gave a verdict on, and how often the two agree on correctness."""
+    judged = {f"{r['level']}/{r['id']}": r for r in results if upstream_says(r)[0] is not None}
+    serial = sorted(r["wall_s"] for r in judged.values() if r.get("wall_s"))
+    lines = [f"upstream: {len(judged)} of {len(results)} judged in {upstream_wall_s:.0f} s: "
+             f"{upstream_wall_s / max(len(judged), 1):.1f} s per candidate"
+             + (f" (one candidate's own process: median {serial[len(serial) // 2]:.1f} s)"
+                if serial else ""),
+             f"ours: {len(report)} judged in {ours_wall_s:.0f} s: "
+             f"{ours_wall_s / max(len(report), 1):.1f} s per candidate"]
+    if judged and report:
+        ratio = (upstream_wall_s / len(judged)) / (ours_wall_s / len(report))
+        both = judged.keys() & report.keys()
+        same = sum(upstream_says(judged[k])[0] == ours_passed(report[k]) for k in both)
+        lines.append(f"upstream's wall time per candidate is {ratio:.1f}x ours; correctness "
+                     f"verdicts agree on {same} of the {len(both)} both judged")
+    return lines
+
+
 def set_keys(folder: str) -> list[str]:
     """"L/ID" of every candidate file of a set in upstream's layout."""
     keys = []
@@ -159,7 +182,17 @@ def main(argv: list[str] | None = None) -> int:
     steady = sub.add_parser("stability")
     steady.add_argument("first")
     steady.add_argument("second")
+    beside = sub.add_parser("sidebyside")
+    beside.add_argument("upstream")
+    beside.add_argument("report")
+    beside.add_argument("--upstream-wall", type=float, required=True, help="seconds")
+    beside.add_argument("--ours-wall", type=float, required=True, help="seconds")
     args = parser.parse_args(argv)
+    if args.command == "sidebyside":
+        rows = json.loads(Path(args.upstream).read_text())
+        print("\n".join(sidebyside(rows, records(args.report), args.upstream_wall,
+                                   args.ours_wall)))
+        return 0
     if args.command == "stability":
         moved, both, at_p = stability(records(args.first), records(args.second))
         print("\n".join(moved))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="eval hostile audit launch graph ncu builds repeat baselines xdist multigpu devices
+# Usage: [KB_SECTIONS="eval hostile audit sidebyside launch graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
@@ -26,6 +26,25 @@ echo "== environment"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c 'import torch, triton; print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__)'
 
+run_upstream() {  # $1: merged report; KB_UPSTREAM_LIST lines L/ID; prints the wall time
+    local merged="$1" jobs="${KB_UPSTREAM_JOBS:-6}" start j i
+    mapfile -t items <"${KB_UPSTREAM_LIST:?a file of L/ID lines}"
+    echo "== upstream v0's eval_kernel_against_ref on ${#items[@]} candidates, $jobs at a time"
+    start=$(date +%s)
+    for ((j = 0; j < jobs; j++)); do
+        share=()
+        for ((i = j; i < ${#items[@]}; i += jobs)); do share+=("${items[i]}"); done
+        ((${#share[@]})) || continue
+        KB_V0=.third_party/v0 KB_RUN="${KB_REAL_SET:-.third_party/cudal1/h100}" \
+            BUDGET_S="${KB_UPSTREAM_LIMIT:-${KB_EVAL_LIMIT:-540}}" python3 .third_party/upstream_v0_check.py \
+            "$out/upstream-$j.json" "${share[@]}" >"$out/upstream-$j.log" 2>&1 &
+    done
+    wait
+    upstream_wall=$(( $(date +%s) - start ))
+    echo "upstream wall time: $upstream_wall s for ${#items[@]} candidates"
+    python3 benchmarks/agreement.py merge "$merged" "$out"/upstream-[0-9]*.json
+}
+
 sections="${KB_SECTIONS:-eval hostile audit}"
 failed=0
 run_eval() {  # $1: report name; the rest: pytest arguments
@@ -38,6 +57,20 @@ run_eval() {  # $1: report name; the rest: pytest arguments
     echo "wall time: $(( $(date +%s) - start )) s"
     python3 benchmarks/summarize_report.py "$out/$name.json" --overhead
 }
+
+if [[ " $sections " == *" sidebyside "* ]]; then
+    # Upstream's harness first, then ours, on the same candidates in one call: the wall time per
+    # candidate of each (KB_UPSTREAM_LIST names them, KB_REAL_SET holds them).
+    run_upstream "$out/upstream.json"
+    start=$(date +%s)
+    python3 benchmarks/real_run.py "$out/sidebyside" --problems .third_party/v0/KernelBench \
+        --candidates "${KB_REAL_SET:?the folder KB_UPSTREAM_LIST picks from}" \
+        --limit "${KB_EVAL_LIMIT:-540}" --only cold -n "${KB_WORKERS:-8}" \
+        --benchmark-max-time="${KB_TIME_BUDGET:-0.5}" "$@"
+    ours_wall=$(( $(date +%s) - start ))
+    python3 benchmarks/agreement.py sidebyside "$out/upstream.json" "$out/sidebyside/cold.json" \
+        --upstream-wall "$upstream_wall" --ours-wall "$ours_wall"
+fi
 
 if [[ " $sections " == *" eval "* ]]; then
     echo "== reference and example candidates on CUDA ($*)"
@@ -352,24 +385,7 @@ if [[ " $sections " == *" profile "* ]]; then
 fi
 
 if [[ " $sections " == *" upstream "* ]]; then
-    # Upstream v0's own harness on the candidates of KB_UPSTREAM_LIST (L/ID per line), in
-    # KB_UPSTREAM_JOBS processes at once: its builds dominate, and its verdicts do not depend
-    # on timing (its speedups, run side by side, are approximate).
-    jobs="${KB_UPSTREAM_JOBS:-6}"
-    mapfile -t items <"${KB_UPSTREAM_LIST:?a file of L/ID lines}"
-    echo "== upstream v0's eval_kernel_against_ref on ${#items[@]} candidates, $jobs at a time"
-    start=$(date +%s)
-    for ((j = 0; j < jobs; j++)); do
-        share=()
-        for ((i = j; i < ${#items[@]}; i += jobs)); do share+=("${items[i]}"); done
-        ((${#share[@]})) || continue
-        KB_V0=.third_party/v0 KB_RUN="${KB_REAL_SET:-.third_party/cudal1/h100}" \
-            BUDGET_S="${KB_EVAL_LIMIT:-540}" python3 .third_party/upstream_v0_check.py \
-            "$out/upstream-$j.json" "${share[@]}" >"$out/upstream-$j.log" 2>&1 &
-    done
-    wait
-    echo "upstream wall time: $(( $(date +%s) - start )) s for ${#items[@]} candidates"
-    python3 benchmarks/agreement.py merge "$out/upstream.json" "$out"/upstream-[0-9]*.json
+    run_upstream "$out/upstream.json"
 fi
 
 levels="${KB_AUDIT_LEVELS:-1,2,3}"
