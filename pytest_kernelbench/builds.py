@@ -359,9 +359,23 @@ def _finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> N
         (build.folder / DEFERRED_MARKER).write_text("")  # the other workers need not try
 
 
+def failure_line(transcript: str) -> str:
+    """The line echo_build_errors prints for a failed build: FAILED_LINE, then the compiler's
+    first errors."""
+    errors = faults.first_error_lines(transcript, limit=3).replace("\n", " | ")
+    return f"{FAILED_LINE}: {faults.one_line(errors)}"
+
+
+def failure_lines(log: str) -> list[str]:
+    """The failure_line()s in a worker's output."""
+    return [line for line in log.splitlines() if line.startswith(FAILED_LINE)]
+
+
 def _write_failure(folder: Path, log: str) -> None:
-    errors = faults.first_error_lines(log, limit=3)
-    (folder / FAILED_MARKER).write_text(faults.one_line(errors.replace("\n", " | ")))
+    echoed = failure_lines(log)
+    errors = echoed[-1][len(FAILED_LINE) + 2:] if echoed else \
+        faults.one_line(faults.first_error_lines(log, limit=3).replace("\n", " | "))
+    (folder / FAILED_MARKER).write_text(errors)
 
 
 def remember_failure(folder: Path, log: str, loaded: list[str]) -> bool:
@@ -451,7 +465,9 @@ def echo_build_errors() -> None:
         try:
             return run(*args, **kwargs)
         except RuntimeError as exc:
-            print(f"{FAILED_LINE}:\n{exc}", file=sys.stderr, flush=True)
+            # The transcript, then its first errors on one line: what is read back of a
+            # worker's output is its tail (a transcript runs to kilobytes of command lines).
+            print(f"{exc}\n{failure_line(str(exc))}", file=sys.stderr, flush=True)
             raise
 
     echoing.kb_echoes = True  # type: ignore[attr-defined]

@@ -1005,7 +1005,10 @@ class _Trials:
         reply = ev._ask(record, "run", case, self.budget, input_seed=seed,
                         settle_inputs=ev.order_trials)
         if record.get("extension") not in (None, "none"):  # it builds: maybe at this call
+            folder = Path(ev._candidate_env(case)["TORCH_EXTENSIONS_DIR"])
             ev._remember_build_failure(case, reply)
+            if record.get("extension") == "failed" and not record.get("extension_error"):
+                record["extension_error"] = builds.failure(folder) or None  # it built just now
         if isinstance(reply, Fault):
             self.upstream_correct = False
             hint = graph_hint(record) if reply.status == faults.CUDA_ERROR and trial else ""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import confine, devices, faults, wire
+from pytest_kernelbench import builds, confine, devices, faults, wire
 
 LOG_TAIL_BYTES = 2000
 # Starting the zygote (interpreter plus `import torch`) or a child is charged to no candidate.
@@ -419,7 +419,13 @@ class Sandbox:
         return os.path.getsize(self.log.name)
 
     def _log_since(self, start: int) -> str:
+        """The tail of what the worker printed since start, with any failed build's summary
+        line (builds.failure_line) from before the tail put in front of it: a record must
+        still learn that a compiler failed when the candidate printed a lot after it."""
         with open(self.log.name, "rb") as handle:
             handle.seek(start)
             data = handle.read()
-        return data[-LOG_TAIL_BYTES:].decode(errors="replace")
+        tail = data[-LOG_TAIL_BYTES:].decode(errors="replace")
+        earlier = builds.failure_lines(data[:-LOG_TAIL_BYTES].decode(errors="replace")) \
+            if len(data) > LOG_TAIL_BYTES else []
+        return "\n".join([*earlier[-1:], tail])

@@ -287,7 +287,7 @@ def test_a_build_that_fails_in_an_item_is_not_attempted_again(kb):
     [marker] = (kb.pytester.path / "kb-builds").glob("*/.kb-failed")
     assert "error" in marker.read_text()  # the compiler's lines, from the worker's log
     first = kb.records()[("late_fallback", 2, "s0")]
-    assert first["correct"]
+    assert first["correct"] and "error" in first["extension_error"]  # said in the record too
     again = kb.run("late_fallback", args=args)
     again.stdout.fnmatch_lines(["kernelbench: 1 extension(s): 0 to build, 0 cached, 1 failed "
                                 "before*"])
