@@ -152,10 +152,17 @@ class Sandbox:
         self.hold: devices.DeviceHold | None = None
         self.steps_aside = device.startswith("cuda")
         self._quieted = False  # its worker stopped, stepped aside, while a timing runs
+        # (problem, candidate) and what the worker reported refusing, in answer to a release
+        self.unreported: tuple[tuple | None, list[str]] | None = None
 
     def request(self, header: dict, timeout_s: float) -> Reply | Fault:
         """Send one request to the candidate's worker and wait at most timeout_s for its reply."""
         key = (header.get("problem"), header.get("candidate"))
+        if self.unreported is not None:  # said at the candidate's next request, if any
+            (of, attempts), self.unreported = self.unreported, None
+            if of == key:
+                self.stop_child()
+                return violation(attempts, self.confinement)
         if self.child_pid is None or key != self.child_key:
             self.stop_child()
             started = self._start_child(header)
@@ -198,7 +205,9 @@ class Sandbox:
         try:
             wire.write_message(self.to_child, {"op": "release"})
             if self._wait_readable(timeout_s):
-                wire.read_message(self.from_child)
+                reply, _ = wire.read_message(self.from_child)
+                if reply.get("attempts"):  # refused while no request ran (a thread of the
+                    self.unreported = (self.child_key, reply["attempts"])  # candidate's)
                 return
         except (EOFError, OSError):
             pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,42 @@ def test_a_hung_candidate_times_out_and_the_next_one_gets_a_fresh_worker(tmp_pat
     finally:
         sandbox.close()
     assert scratch is None or not scratch.exists()  # removed with its worker
+
+
+def test_what_a_candidates_thread_tried_between_requests_is_said_after_a_release(tmp_path):
+    # The release at a stage's end answers with the attempts its worker recorded since the
+    # last request: they must not be lost with it, but fail the candidate's next request.
+    if not confine.landlock_abi():
+        pytest.skip("this kernel offers no Landlock")
+    secret = tmp_path / "other_set" / "answer.py"
+    secret.parent.mkdir()
+    secret.write_text("# another candidate's file\n")
+    sneaky = tmp_path / "mine" / "2_ReLU.py"
+    sneaky.parent.mkdir()
+    sneaky.write_text(f'''
+import threading, time
+import torch
+
+def peek():
+    time.sleep(0.3)
+    try:
+        open({str(secret)!r}).read()
+    except OSError:
+        pass
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        threading.Thread(target=peek, daemon=True).start()
+        return torch.relu(x)
+''')
+    sandbox = Sandbox(device="cpu", confine_mode="auto", protected=(secret.parent,))
+    try:
+        first = sandbox.request(_header(sneaky, "run"), timeout_s=60.0)
+        assert not isinstance(first, Fault), first  # the thread has not tried yet
+        time.sleep(1.0)
+        sandbox.release()
+        fault = sandbox.request(_header(sneaky, "run"), timeout_s=60.0)
+        assert isinstance(fault, Fault) and fault.status == faults.SANDBOX_VIOLATION, fault
+        assert str(secret) in fault.message
+    finally:
+        sandbox.close()
