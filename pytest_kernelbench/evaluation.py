@@ -188,7 +188,11 @@ class Evaluator:
         outcome = self._held(case, stage, run, exclusive=True)
         first = beside.record.get("held", {}).get(stage)
         if first:  # a shared hold like any other, for the check that no timing overlapped it
-            outcome.record["held"] = {**outcome.record["held"], f"{stage}_beside_others": first}
+            name = f"{stage}_beside_others"
+            outcome.record["held"] = {**outcome.record["held"], name: first}
+            if (beside.record.get("aside") or {}).get(stage):
+                outcome.record["aside"] = {**(outcome.record.get("aside") or {}),
+                                           name: beside.record["aside"][stage]}
         flag = (f"ran out of device memory while sharing the device; judged again with the "
                 f"device to itself (the first run said: {beside.message})")
         outcome.record["flags"] = [*(outcome.record.get("flags") or []), flag]

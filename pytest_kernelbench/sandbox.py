@@ -206,10 +206,11 @@ class Sandbox:
             wire.write_message(self.to_child, {"op": "release"})
             if self._wait_readable(timeout_s):
                 reply, _ = wire.read_message(self.from_child)
-                if reply.get("attempts"):  # refused while no request ran (a thread of the
-                    self.unreported = (self.child_key, reply["attempts"])  # candidate's)
+                # What it refused while no request ran (a thread of the candidate's).
+                if isinstance(reply, dict) and reply.get("attempts"):
+                    self.unreported = (self.child_key, reply["attempts"])
                 return
-        except (EOFError, OSError):
+        except (EOFError, OSError, ValueError):  # gone, or its answer is not a message
             pass
         self.stop_child()
 
