@@ -37,6 +37,16 @@ def covered(intervals: list[tuple[float, float]]) -> float:
     return total
 
 
+def spread(records: list[dict], field: str) -> str:
+    """'name median/p90/total, ...' over the records, for each key of a field of seconds."""
+    seconds: dict[str, list[float]] = {}
+    for r in records:
+        for name, value in (r.get(field) or {}).items():
+            seconds.setdefault(name, []).append(value)
+    return ", ".join(f"{name} {statistics.median(v):.2f}/{sorted(v)[int(0.9 * (len(v) - 1))]:.2f}"
+                     f"/{sum(v):.0f}" for name, v in sorted(seconds.items()))
+
+
 def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
     if not report.exists():
         print(f"{name}: no report")
@@ -50,21 +60,9 @@ def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
         seconds = [b.get("seconds") or 0 for b in builds]
         print(f"  builds: {dict(Counter(b['status'] for b in builds))}, summed "
               f"{sum(seconds):.0f} s, longest {max(seconds):.0f} s")
-    stages: dict[str, list[float]] = {}
-    for r in records:
-        for stage, seconds in (r.get("harness_s") or {}).items():
-            stages.setdefault(stage, []).append(seconds)
-    print("  seconds per candidate (median / p90 / total): " + ", ".join(
-        f"{stage} {statistics.median(v):.2f}/{sorted(v)[int(0.9 * (len(v) - 1))]:.2f}/{sum(v):.0f}"
-        for stage, v in sorted(stages.items())))
-    phases: dict[str, list[float]] = {}
-    for r in records:
-        for phase, seconds in (r.get("load_phases") or {}).items():
-            phases.setdefault(phase, []).append(seconds)
-    if phases:
-        print("  load, in the worker (median / p90 / total): " + ", ".join(
-            f"{phase} {statistics.median(v):.2f}/{sorted(v)[int(0.9 * (len(v) - 1))]:.2f}/{sum(v):.0f}"
-            for phase, v in phases.items()))
+    print("  seconds per candidate (median / p90 / total): " + spread(records, "harness_s"))
+    if any(r.get("load_phases") for r in records):
+        print("  load, in the worker (median / p90 / total): " + spread(records, "load_phases"))
     held = [(start, end) for r in records for _, start, end in hold_spans(r)]
     if held:
         first, last = min(s for s, _ in held), max(e for _, e in held)
