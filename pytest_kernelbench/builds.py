@@ -372,8 +372,8 @@ def failure_lines(log: str) -> list[str]:
 
 
 def _write_failure(folder: Path, log: str) -> None:
-    echoed = failure_lines(log)
-    errors = echoed[-1][len(FAILED_LINE) + 2:] if echoed else \
+    echoed = [line[len(FAILED_LINE):].lstrip(": ") for line in failure_lines(log)]
+    errors = next((line for line in reversed(echoed) if line), "") or \
         faults.one_line(faults.first_error_lines(log, limit=3).replace("\n", " | "))
     (folder / FAILED_MARKER).write_text(errors)
 

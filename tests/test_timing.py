@@ -258,10 +258,16 @@ def test_only_a_compiler_failure_is_recorded_as_the_source_s_failed_build(tmp_pa
     builds._finish(no_gpu, returncode=1, overdue=False, timeout_s=60)
     assert no_gpu.status == "failed" and not (folder / builds.FAILED_MARKER).exists()
     compiler = builds.Build(tmp_path / "a.py", folder)
-    (folder / builds.LOG_FILE).write_text(
-        f"{builds.FAILED_LINE}:\nmain.cpp:6:22: error: expected ';'\nninja: build stopped\n")
+    transcript = "main.cpp:6:22: error: expected ';'\nninja: build stopped\n"
+    (folder / builds.LOG_FILE).write_text(f"{transcript}{builds.failure_line(transcript)}\n")
     builds._finish(compiler, returncode=0, overdue=False, timeout_s=60)  # caught, fell back
     assert compiler.status == "failed"
+    assert builds.failure(folder) == "main.cpp:6:22: error: expected ';'"
+    # A marker line with no errors after it (an older echo's) falls back to the transcript.
+    (folder / builds.FAILED_MARKER).unlink()
+    (folder / builds.LOG_FILE).write_text(f"{builds.FAILED_LINE}:\n{transcript}")
+    builds._finish(builds.Build(tmp_path / "a.py", folder), returncode=0, overdue=False,
+                   timeout_s=60)
     assert builds.failure(folder) == "main.cpp:6:22: error: expected ';'"
 
 
