@@ -26,7 +26,11 @@ echo "== environment"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c 'import torch, triton; print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__)'
 
-run_upstream() {  # $1: merged report; KB_UPSTREAM_LIST lines L/ID; prints the wall time
+# Upstream v0's own harness on the candidates of KB_UPSTREAM_LIST (L/ID per line), in
+# KB_UPSTREAM_JOBS processes at once: its builds dominate, and its verdicts do not depend on
+# timing (its speedups, run side by side, are approximate). $1: the merged report; sets
+# upstream_wall (seconds).
+run_upstream() {
     local merged="$1" jobs="${KB_UPSTREAM_JOBS:-6}" start j i
     mapfile -t items <"${KB_UPSTREAM_LIST:?a file of L/ID lines}"
     echo "== upstream v0's eval_kernel_against_ref on ${#items[@]} candidates, $jobs at a time"
