@@ -359,11 +359,15 @@ def _finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> N
         (build.folder / DEFERRED_MARKER).write_text("")  # the other workers need not try
 
 
+def first_errors(transcript: str) -> str:
+    """A compiler transcript's first three errors, on one line."""
+    return faults.one_line(faults.first_error_lines(transcript, limit=3).replace("\n", " | "))
+
+
 def failure_line(transcript: str) -> str:
     """The line echo_build_errors prints for a failed build: FAILED_LINE, then the compiler's
     first errors."""
-    errors = faults.first_error_lines(transcript, limit=3).replace("\n", " | ")
-    return f"{FAILED_LINE}: {faults.one_line(errors)}"
+    return f"{FAILED_LINE}: {first_errors(transcript)}"
 
 
 def failure_lines(log: str) -> list[str]:
@@ -373,8 +377,7 @@ def failure_lines(log: str) -> list[str]:
 
 def _write_failure(folder: Path, log: str) -> None:
     echoed = [line[len(FAILED_LINE):].lstrip(": ") for line in failure_lines(log)]
-    errors = next((line for line in reversed(echoed) if line), "") or \
-        faults.one_line(faults.first_error_lines(log, limit=3).replace("\n", " | "))
+    errors = next((line for line in reversed(echoed) if line), "") or first_errors(log)
     (folder / FAILED_MARKER).write_text(errors)
 
 

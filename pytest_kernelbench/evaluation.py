@@ -243,12 +243,11 @@ class Evaluator:
         """What a stage leaves behind is given back before the next lock is asked for: the
         workers of a run share the device's memory, and one waiting for the device must not
         hold what the stage that runs meanwhile needs. Large reference outputs are computed
-        again when asked for (each stage but the first uses draws of its own, so this costs
-        little); the worker drops its timing draws."""
-        if nested.nbytes(list(self._expected.values())) > KEPT_OUTPUTS_BYTES:
+        again when asked for (of the compile stage's draw, the only one a later stage asks for
+        again, that costs one reference call); the worker drops its timing draws."""
+        if nested.nbytes(self._expected) > KEPT_OUTPUTS_BYTES:
             self._expected = {}
-        precise = self._per_problem.get("precise") or {}
-        if nested.nbytes([v for v in precise.values() if v is not None]) > KEPT_OUTPUTS_BYTES:
+        if nested.nbytes(self._per_problem.get("precise")) > KEPT_OUTPUTS_BYTES:
             self._per_problem.pop("precise")
         self.sandbox.release()
         loading.release_cached_memory()
@@ -304,12 +303,14 @@ class Evaluator:
         record.update(compiled=True)
         return Outcome(faults.PASSED, record=record)
 
-    def _remember_build_failure(self, case: Case, reply) -> None:
-        """A compiler failure in the worker is not run again for the same source."""
+    def _remember_build_failure(self, case: Case, reply) -> str:
+        """A compiler failure in the worker is not run again for the same source. Returns the
+        compiler lines recorded now ('' when none were)."""
         log = reply.details if isinstance(reply, Fault) else reply.log
         loaded = [] if isinstance(reply, Fault) else reply.header.get("extensions") or []
-        builds.remember_failure(Path(self._candidate_env(case)["TORCH_EXTENSIONS_DIR"]),
-                                log or "", loaded)
+        folder = Path(self._candidate_env(case)["TORCH_EXTENSIONS_DIR"])
+        return builds.failure(folder) if builds.remember_failure(folder, log or "", loaded) \
+            else ""
 
     def _await_build(self, case: Case) -> None:
         """Wait until the run's build pool is done with the candidate's build folder. This
@@ -1009,10 +1010,9 @@ class _Trials:
         reply = ev._ask(record, "run", case, self.budget, input_seed=seed,
                         settle_inputs=ev.order_trials)
         if record.get("extension") not in (None, "none"):  # it builds: maybe at this call
-            folder = Path(ev._candidate_env(case)["TORCH_EXTENSIONS_DIR"])
-            ev._remember_build_failure(case, reply)
-            if record.get("extension") == "failed" and not record.get("extension_error"):
-                record["extension_error"] = builds.failure(folder) or None  # it built just now
+            recorded = ev._remember_build_failure(case, reply)
+            if recorded and not record.get("extension_error"):  # it failed at this call
+                record["extension_error"] = recorded
         if isinstance(reply, Fault):
             self.upstream_correct = False
             hint = graph_hint(record) if reply.status == faults.CUDA_ERROR and trial else ""

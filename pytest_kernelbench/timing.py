@@ -30,8 +30,9 @@ TIMINGS = ("events", "graph", "auto")
 # Before each timed call on CUDA the GPU is kept busy (torch.cuda._sleep) for this many times
 # the time the host took to launch that call the last time, plus LAUNCH_COVER_S, at most
 # LAUNCH_COVER_MAX_S: the host has then enqueued the whole call before the start event runs,
-# and the events bracket its GPU work alone. The L2 flush alone covered about 30 us on an
-# H200, so calls that took longer to launch ran partly behind the host, and their samples
+# and the events bracket its GPU work alone. The L2 flush alone (a memset of twice the L2:
+# tens of microseconds at an H200's bandwidth, by size, not measured) covered only so long, so
+# calls that took longer to launch ran partly behind the host, and their samples
 # split between GPU time and launch time: launch-bound speedups moved by tens of percent from
 # one run to the next (docs/performance.md, "Launch-bound timings").
 LAUNCH_COVER = 2.0
