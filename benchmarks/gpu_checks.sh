@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="eval hostile audit sidebyside launch graph ncu builds repeat baselines xdist multigpu devices
+# Usage: [KB_SECTIONS="eval hostile audit launch sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
@@ -62,6 +62,11 @@ run_eval() {  # $1: report name; the rest: pytest arguments
     python3 benchmarks/summarize_report.py "$out/$name.json" --overhead
 }
 
+if [[ " $sections " == *" launch "* ]]; then
+    echo "== launch-bound timings, with and without the launch cover"
+    python3 benchmarks/launch_bound_timing.py 2>&1 | tail -12
+fi
+
 if [[ " $sections " == *" sidebyside "* ]]; then
     # Upstream's harness first, then ours, on the same candidates in one call: the wall time per
     # candidate of each (KB_UPSTREAM_LIST names them, KB_REAL_SET holds them).
@@ -114,11 +119,6 @@ if [[ " $sections " == *" repeat "* ]]; then
     echo "== the same run again, for repeatability ($*)"
     run_eval gpu-report-2 "$@"
     python3 benchmarks/compare_runs.py "$out/gpu-report.json" "$out/gpu-report-2.json"
-fi
-
-if [[ " $sections " == *" launch "* ]]; then
-    echo "== launch-bound timings, with and without the launch cover"
-    python3 benchmarks/launch_bound_timing.py 2>&1 | tail -12
 fi
 
 if [[ " $sections " == *" graph "* ]]; then
