@@ -121,8 +121,9 @@ def _timing() -> Iterator[None]:
 
 class DeviceHold:
     """A held device lock that can step aside while its holder's worker does no GPU work (it
-    waits on a compiler) and step back before that worker goes on. Only shared holds step
-    aside: a timing keeps the device even while its candidate compiles."""
+    waits on a compiler, or is stopped between two requests while a timing waits) and step
+    back before that worker goes on. Only shared holds step aside: a timing keeps the device
+    even while its candidate compiles."""
 
     def __init__(self, handle, path: Path, mode: int, outermost: bool):
         self._handle, self._path, self._mode = handle, path, mode
@@ -138,6 +139,15 @@ class DeviceHold:
         fcntl.flock(self._handle, fcntl.LOCK_UN)
         self.held = False
         return True
+
+    def timing_waits(self) -> bool:
+        """Whether a timing waits for the device this hold could let go of: a shared hold lets
+        it in between two requests of its worker, so that it waits for one request, not for
+        a whole stage of every other worker."""
+        if not (self.outermost and self.held and self._mode == fcntl.LOCK_SH):
+            return False
+        with open(self._path.with_suffix(".timings"), "a+") as pending:
+            return _timing_asked(pending)
 
     def step_back(self) -> None:
         if self.held:
@@ -163,19 +173,23 @@ def _timing_pending(path: Path) -> Iterator[None]:
         yield
 
 
+def _timing_asked(pending) -> bool:
+    """Whether a timing waits for or holds the device whose `.timings` file is open here."""
+    try:
+        fcntl.flock(pending, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    fcntl.flock(pending, fcntl.LOCK_UN)
+    return False
+
+
 def _wait_for_timings(path: Path) -> None:
     """Return once no timing waits for or holds the device: shared work queues behind every
     timing that asked before it, so timings that ask while the device drains run back to back
     instead of each waiting for its own drain."""
     with open(path.with_suffix(".timings"), "a+") as pending:
-        while True:
-            try:
-                fcntl.flock(pending, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                time.sleep(QUIET_POLL_S)
-                continue
-            fcntl.flock(pending, fcntl.LOCK_UN)
-            return
+        while _timing_asked(pending):
+            time.sleep(QUIET_POLL_S)
 
 
 @contextlib.contextmanager

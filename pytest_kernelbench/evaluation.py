@@ -221,6 +221,7 @@ class Evaluator:
                 self._deadline = outer + (time.monotonic() - began)
                 self.sandbox.hold = outer_hold
                 self._let_go_of_memory()
+                self.sandbox.pause()  # still under the lock: nothing of it runs past the stage
             held_to = time.time()
         # Where the stage ran and when it held the device: a multi-GPU run's report shows
         # which GPU each worker used and that no timing overlapped other work on it.

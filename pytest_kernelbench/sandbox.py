@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import builds, confine, devices, faults, wire
+from pytest_kernelbench import builds, confine, devices, faults, loading, wire
 
 LOG_TAIL_BYTES = 2000
 # Starting the zygote (interpreter plus `import torch`) or a child is charged to no candidate.
@@ -152,6 +152,7 @@ class Sandbox:
         self.hold: devices.DeviceHold | None = None
         self.steps_aside = device.startswith("cuda")
         self._quieted = False  # its worker stopped, stepped aside, while a timing runs
+        self._paused = False  # its worker stopped between stages (pause)
         # (problem, candidate) and what the worker reported refusing, in answer to a release
         self.unreported: tuple[tuple | None, list[str]] | None = None
 
@@ -163,6 +164,8 @@ class Sandbox:
             if of == key:
                 self.stop_child()
                 return violation(attempts, self.confinement)
+        self._let_timings_in()
+        self._resume()
         if self.child_pid is None or key != self.child_key:
             self.stop_child()
             started = self._start_child(header)
@@ -196,12 +199,36 @@ class Sandbox:
             return Fault(faults.STRUCTURE_MISMATCH, f"unreadable output: {exc}")
         return Reply(reply, value, wall_s, extra, self._log_since(log_start))
 
+    def pause(self) -> None:
+        """Stop the worker (and what it started) until its next request: between two stages
+        nothing of the candidate's -- a thread it left running -- may run beside another
+        case's timing."""
+        if self.child_pid is not None and not self._paused:
+            self._paused = self._signal_child(signal.SIGSTOP)
+
+    def _resume(self) -> None:
+        if self._paused:
+            self._signal_child(signal.SIGCONT)
+            self._paused = False
+
+    def _let_timings_in(self) -> None:
+        """Between two requests of a shared stage a timing that waits for the device takes it
+        first, the worker stopped meanwhile: a timing then waits for one request of each
+        other stage, not for the whole of it."""
+        if self.hold is None or not self.hold.timing_waits():
+            return
+        self.pause()
+        loading.synchronize(self.device)  # what this process queued is done before it goes
+        self.hold.step_aside()
+        self.hold.step_back()
+
     def release(self, timeout_s: float = 10.0) -> None:
         """Ask the current worker to drop what it keeps between requests of one stage (its
         timing draws, outputs lent over CUDA IPC) and give its cached memory back. A worker
         that does not answer is replaced."""
         if self.child_pid is None:
             return
+        self._resume()
         try:
             wire.write_message(self.to_child, {"op": "release"})
             if self._wait_readable(timeout_s):
@@ -243,6 +270,7 @@ class Sandbox:
                 pass
         self.to_child = self.from_child = -1
         self.child_pid = self.child_key = None
+        self._paused = False
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None

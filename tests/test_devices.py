@@ -257,6 +257,83 @@ def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path):
     assert len(stamps) == 120 and stamps[-1] > seen["released"]
 
 
+def test_a_shared_stage_lets_a_waiting_timing_in_between_two_requests(tmp_path):
+    # Each correctness trial's forward takes 0.3 s: a timing that asks during the first one
+    # gets the device when that request ends, not when the stage ends, and the worker stays
+    # stopped until the stage holds the device again.
+    from pathlib import Path
+
+    from pytest_kernelbench import Session
+
+    relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
+    calls = tmp_path / "calls"  # when each forward ran
+    candidate = tmp_path / "2_ReLU.py"
+    candidate.write_text(
+        "import time\nimport torch\n\n"
+        "class ModelNew(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        f"        open({str(calls)!r}, 'a').write(repr(time.time()) + '\\n')\n"
+        "        time.sleep(0.3)\n        return torch.relu(x)\n")
+    seen: dict[str, float] = {}
+
+    def timing_elsewhere() -> None:  # asks once the first forward runs, keeps the device 1 s
+        deadline = time.monotonic() + 60
+        while not calls.exists():
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+        seen["asked"] = time.time()
+        with device_lock("cpu", exclusive=True):
+            seen["taken"] = time.time()
+            time.sleep(1.0)
+            seen["released"] = time.time()
+
+    other = threading.Thread(target=timing_elsewhere)
+    other.start()
+    with Session(device="cpu", trials=4, time_budget_s=0.05, p=0.0, confine="off") as session:
+        result = session.evaluate(relu, candidate)
+    other.join()
+    assert result["status"] == "passed", result["error"]
+    assert "asked" in seen, "the candidate's forward never ran"
+    assert seen["taken"] - seen["asked"] < 0.7  # one request, not the stage's four
+    (start, end), = result["aside"]["correct"]
+    assert start <= seen["taken"] and end >= seen["released"]
+    stamps = [float(line) for line in calls.read_text().split()]
+    assert not [t for t in stamps if seen["taken"] < t < seen["released"]]
+    assert stamps[-1] > seen["released"]  # the stage went on afterwards
+    assert result["held"]["correct"][1] > seen["released"]
+
+
+def test_a_thread_the_candidate_left_running_is_stopped_between_stages(tmp_path):
+    from pathlib import Path
+
+    from pytest_kernelbench import Session
+
+    relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
+    ticks = tmp_path / "ticks"
+    candidate = tmp_path / "2_ReLU.py"
+    candidate.write_text(
+        "import threading, time\nimport torch\n\n"
+        "def tick():\n"
+        "    while True:\n"
+        f"        open({str(ticks)!r}, 'a').write('.')\n"
+        "        time.sleep(0.01)\n\n"
+        "class ModelNew(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        threading.Thread(target=tick, daemon=True).start()\n\n"
+        "    def forward(self, x):\n        return torch.relu(x)\n")
+    with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0, confine="off") as session:
+        result = session.evaluate(relu, candidate)
+        assert result["status"] == "passed", result["error"]
+        time.sleep(0.1)  # a tick written as the worker was stopped lands within this
+        before = ticks.stat().st_size
+        time.sleep(0.5)
+        assert ticks.stat().st_size == before, "the candidate's thread ran between stages"
+        state = Path(f"/proc/{session._evaluator.sandbox.child_pid}/stat").read_text()
+        assert state.rpartition(")")[2].split()[0] == "T"
+
+
 def test_a_timing_marks_the_host_as_timing_and_shared_work_does_not():
     from pytest_kernelbench.devices import timing_in_progress
 
