@@ -74,6 +74,7 @@ if [[ " $sections " == *" sidebyside "* ]]; then
     start=$(date +%s)
     python3 benchmarks/real_run.py "$out/sidebyside" --problems .third_party/v0/KernelBench \
         --candidates "${KB_REAL_SET:?the folder KB_UPSTREAM_LIST picks from}" \
+        --build-cache build/kb-sidebyside \
         --limit "${KB_EVAL_LIMIT:-540}" --only cold -n "${KB_WORKERS:-8}" \
         --benchmark-max-time="${KB_TIME_BUDGET:-0.5}" "$@"
     ours_wall=$(( $(date +%s) - start ))

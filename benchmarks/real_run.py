@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import signal
 import statistics
 import subprocess
@@ -74,6 +75,8 @@ def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
 
 def run(name: str, out: Path, args: argparse.Namespace, extra: list[str], limit: float) -> None:
     report = out / f"{name}.json"
+    if name == "cold":  # every build from nothing
+        shutil.rmtree(args.build_cache, ignore_errors=True)
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
                "--kb-device=cuda", f"--kb-problems={args.problems}",
                f"--kb-candidates={args.candidates}", f"--kb-build-cache={args.build_cache}",

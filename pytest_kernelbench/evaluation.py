@@ -286,8 +286,9 @@ class Evaluator:
                 builds.seal(folder, case.candidate.path)  # built in the worker: seal it here
             if builds_one:
                 self._remember_build_failure(case, reply)
-        if not isinstance(reply, Fault):  # where the load's time went, in the worker
-            record["load_phases"] = reply.header.get("phases")
+        if not isinstance(reply, Fault):  # where the load's time went
+            record["load_phases"] = {"worker_start": round(self.sandbox.start_s, 6),
+                                     **(reply.header.get("phases") or {})}
         record.update(tf32_by_candidate=not isinstance(reply, Fault) and bool(reply.header.get("tf32")),
                       extension="none", extension_error=None,
                       upstream=upstream.UpstreamVerdict(self.settings.upstream_rules,

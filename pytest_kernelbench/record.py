@@ -71,7 +71,7 @@ class Record(TypedDict, total=False):
     harness_s: dict[str, float] | None
     load_phases: dict[str, float] | None  # where the worker's load spent its time
     held: dict[str, list[float]] | None
-    aside: dict[str, list[list[float]]] | None  # spans a stage let the device go (builds)
+    aside: dict[str, list[list[float]]] | None  # spans a stage let the device go (builds, timings)
     placement: dict[str, str | None] | None
     fingerprint: dict[str, str] | None
 

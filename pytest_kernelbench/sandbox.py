@@ -153,6 +153,7 @@ class Sandbox:
         self.steps_aside = device.startswith("cuda")
         self._quieted = False  # its worker stopped, stepped aside, while a timing runs
         self._paused = False  # its worker stopped between stages (pause)
+        self.start_s = 0.0  # how long the last request waited for a new worker to start
         # (problem, candidate) and what the worker reported refusing, in answer to a release
         self.unreported: tuple[tuple | None, list[str]] | None = None
 
@@ -166,9 +167,12 @@ class Sandbox:
                 return violation(attempts, self.confinement)
         self._let_timings_in()
         self._resume()
+        self.start_s = 0.0
         if self.child_pid is None or key != self.child_key:
             self.stop_child()
-            started = self._start_child(header)
+            began = time.perf_counter()
+            started = self._start_child(header)  # on a GPU: the worker's CUDA context too
+            self.start_s = time.perf_counter() - began
             if isinstance(started, Fault):
                 return started
             self.child_key = key

@@ -118,7 +118,7 @@ class Worker:
         clock = PhaseClock()
         problem = loading.import_file(Path(request["problem"]), "kb_problem")
         init_args = loading.make_init_args(problem, seed, device)
-        clock.lap("problem")  # on a GPU this includes making the CUDA context
+        clock.lap("problem")  # the CUDA context is there already (the start-up probe made it)
         loading.warm_libraries(device)
         clock.lap("libraries")
         candidate_path = request["candidate"]

@@ -257,7 +257,7 @@ def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path):
     assert len(stamps) == 120 and stamps[-1] > seen["released"]
 
 
-def test_a_shared_stage_lets_a_waiting_timing_in_between_two_requests(tmp_path):
+def test_a_shared_stage_lets_a_waiting_timing_in_between_two_requests(tmp_path, monkeypatch):
     # Each correctness trial's forward takes 0.3 s: a timing that asks during the first one
     # gets the device when that request ends, not when the stage ends, and the worker stays
     # stopped until the stage holds the device again.
@@ -265,6 +265,7 @@ def test_a_shared_stage_lets_a_waiting_timing_in_between_two_requests(tmp_path):
 
     from pytest_kernelbench import Session
 
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
     relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
     calls = tmp_path / "calls"  # when each forward ran
     candidate = tmp_path / "2_ReLU.py"
