@@ -166,6 +166,25 @@ def test_upstream_rules_check_elements_only_and_report_a_ratio_of_means():
     assert upstream.speedup_of_means([], [1.0]) is None
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
+def test_upstreams_check_read_in_blocks_says_what_torch_allclose_says(dtype):
+    from pytest_kernelbench.correctness import BLOCK
+
+    torch.manual_seed(0)
+    expected = torch.randn(3, BLOCK + 7).to(dtype)
+    for where in (0, BLOCK - 1, BLOCK, 3 * BLOCK + 6):  # first, both sides of a block edge, last
+        for off in (0.0, 0.02, float("nan"), float("inf")):
+            got = expected.clone()
+            got.view(-1)[where] += off
+            for rules in ("v0", "main"):
+                atol, rtol = upstream.PROFILES[rules]["fp32" if dtype != torch.float16 else "fp16"]
+                assert upstream.allclose_only(expected, got, rules, "fp32" if dtype != torch.float16
+                                              else "fp16") \
+                    is bool(torch.allclose(got, expected, atol=atol, rtol=rtol)), (where, off, rules)
+    transposed = expected.view(-1)[:BLOCK * 2].reshape(512, -1)
+    assert upstream.allclose_only(transposed.t(), transposed.t().contiguous(), "v0") is True
+
+
 def test_a_cheat_verdict_names_unordered_streams_where_the_candidate_makes_them():
     from pytest_kernelbench.evaluation import stream_hint
 
