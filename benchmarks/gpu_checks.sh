@@ -63,7 +63,7 @@ run_eval() {  # $1: report name; the rest: pytest arguments
 }
 
 if [[ " $sections " == *" launch "* ]]; then
-    echo "== launch-bound timings, with and without the launch cover"
+    echo "== launch-bound timings, the flush waited for before each call and not"
     python3 benchmarks/launch_bound_timing.py 2>&1 | tail -12
 fi
 

@@ -27,18 +27,13 @@ WARMUP_MAX_ROUNDS = 10
 # memory reaches its steady state (one output freed per call) only after the fourth round.
 WARMUP_MIN_ROUNDS = 4
 TIMINGS = ("events", "graph", "auto")
-# Before each timed call on CUDA the GPU is kept busy (torch.cuda._sleep) for this many times
-# the time the host took to launch that call the last time, plus LAUNCH_COVER_S, at most
-# LAUNCH_COVER_MAX_S: the host has then enqueued the whole call before the start event runs,
-# and the events bracket its GPU work alone. The L2 flush alone (a memset of twice the L2:
-# tens of microseconds at an H200's bandwidth, by size, not measured) covered only so long, so
-# calls that took longer to launch ran partly behind the host, and their samples
-# split between GPU time and launch time: launch-bound speedups moved by tens of percent from
-# one run to the next (docs/performance.md, "Launch-bound timings").
-LAUNCH_COVER = 2.0
-LAUNCH_COVER_S = 20e-6
-LAUNCH_COVER_MAX_S = 2e-3
-SLEEP_CALIBRATION_CYCLES = 1_000_000
+# Each timed call on CUDA starts on an idle GPU: the L2 flush is waited for before the start
+# event, so the events bracket the call as its host runs it, launches included, as upstream
+# KernelBench times a call (a synchronize, then the events around it). While the flush ran on
+# behind the host, a call whose launch took about as long as the flush was timed partly behind
+# it: its samples split between its GPU time and its launch time (docs/performance.md,
+# "Launch-bound timings"). FLUSH_SETTLES off is that race, for benchmarks/launch_bound_timing.py.
+FLUSH_SETTLES = True
 
 
 @dataclass(frozen=True)
@@ -358,13 +353,6 @@ class _HostTimer:
         return time.perf_counter() - start, output
 
 
-def launch_cover_s(last_launch_s: float) -> float:
-    """How long the GPU waits before a timed call whose last launch took last_launch_s.
-
-    A call that synchronizes inside (its launch then includes the wait) reaches the cap."""
-    return min(LAUNCH_COVER * last_launch_s + LAUNCH_COVER_S, LAUNCH_COVER_MAX_S)
-
-
 class _CudaTimer:
     def __init__(self, device: str):
         import torch
@@ -376,35 +364,16 @@ class _CudaTimer:
         self.flush = torch.empty(max(2 * l2_bytes, 1 << 20), dtype=torch.uint8, device=self.device)
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
-        self.launch_s: dict[Callable, float] = {}  # each side's last launch, on the host's clock
-        self.cycles_per_s = self._sleep_rate()
-
-    def _sleep_rate(self) -> float:
-        """GPU clock cycles per second of torch.cuda._sleep, the fastest of a few tries: a
-        cover of at least the time asked for, at any clock the GPU may boost to."""
-        stream = self.torch.cuda.current_stream(self.device)
-        fastest = 0.0
-        for _ in range(3):
-            with self.torch.cuda.device(self.device):
-                self.start.record(stream)
-                self.torch.cuda._sleep(SLEEP_CALIBRATION_CYCLES)
-                self.end.record(stream)
-            self.torch.cuda.synchronize(self.device)
-            fastest = max(fastest, SLEEP_CALIBRATION_CYCLES * 1e3 / self.start.elapsed_time(self.end))
-        return fastest
 
     def time(self, fn: Callable[[], object]) -> tuple[float, object]:
         # Events go on the timed device's stream, whatever device is current: an event on an
         # idle stream of another GPU would time nothing.
         stream = self.torch.cuda.current_stream(self.device)
-        cover = launch_cover_s(self.launch_s.get(fn, 0.0))
         self.flush.zero_()
-        with self.torch.cuda.device(self.device):
-            self.torch.cuda._sleep(int(cover * self.cycles_per_s))
+        if FLUSH_SETTLES:
+            self.torch.cuda.synchronize(self.device)
         self.start.record(stream)
-        launching = time.perf_counter()
         output = fn()
-        self.launch_s[fn] = time.perf_counter() - launching
         self.end.record(stream)
         self.torch.cuda.synchronize(self.device)
         return self.start.elapsed_time(self.end) / 1e3, output
