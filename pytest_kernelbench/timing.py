@@ -244,9 +244,10 @@ def host_was_slow(reported_s: float, wall_s: float, timed_s: float, baseline_rep
 def plausible(reported_median_s: float, burst_s_per_call: float, device: str) -> bool:
     """Whether a reported per-call time can be true, given a wall-clock burst of the same calls.
 
-    A burst's time per call adds launch and loop overhead (on CUDA, where events exclude the
-    host), so it may exceed the report; more than twice the report plus that overhead means
-    time went missing from it (a tampered timer, work on another stream or thread).
+    A burst's time per call adds the loop's overhead (and on CUDA, where a burst's calls queue
+    behind each other, whatever the host does between them), so it may exceed the report; more
+    than twice the report plus that overhead means time went missing from it (a tampered
+    timer, work on another stream or thread).
     """
     overhead_s = 20e-6 if device.startswith("cuda") else 5e-6
     return burst_s_per_call <= 2 * reported_median_s + overhead_s
