@@ -103,12 +103,7 @@ def timing_in_progress() -> bool:
     beside them were disturbed more often (launch-bound baselines read up to 4.5 times their
     time in another run, docs/performance.md)."""
     with open(timing_marker(), "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        return False
+        return _locked_elsewhere(handle)
 
 
 @contextlib.contextmanager
@@ -147,7 +142,7 @@ class DeviceHold:
         if not (self.outermost and self.held and self._mode == fcntl.LOCK_SH):
             return False
         with open(self._path.with_suffix(".timings"), "a+") as pending:
-            return _timing_asked(pending)
+            return _locked_elsewhere(pending)
 
     def step_back(self) -> None:
         if self.held:
@@ -173,13 +168,14 @@ def _timing_pending(path: Path) -> Iterator[None]:
         yield
 
 
-def _timing_asked(pending) -> bool:
-    """Whether a timing waits for or holds the device whose `.timings` file is open here."""
+def _locked_elsewhere(handle) -> bool:
+    """Whether another open file (another process, or another open here) holds a lock on
+    this one: a timing that waits for or holds the device, for its `.timings` file."""
     try:
-        fcntl.flock(pending, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
-    fcntl.flock(pending, fcntl.LOCK_UN)
+    fcntl.flock(handle, fcntl.LOCK_UN)
     return False
 
 
@@ -188,7 +184,7 @@ def _wait_for_timings(path: Path) -> None:
     timing that asked before it, so timings that ask while the device drains run back to back
     instead of each waiting for its own drain."""
     with open(path.with_suffix(".timings"), "a+") as pending:
-        while _timing_asked(pending):
+        while _locked_elsewhere(pending):
             time.sleep(QUIET_POLL_S)
 
 

@@ -199,6 +199,28 @@ def test_a_hold_steps_aside_for_an_exclusive_holder_and_its_spans_are_left_out()
                                   ("compile", 18.0, 20.0), ("correct", 20.0, 21.0)]
 
 
+def _timing_once_there_is(marker, seen: dict[str, float], name: str,
+                          hold_s: float) -> threading.Thread:
+    """A timing of another process, started: once `marker` exists it notes the time as `name`,
+    takes the CPU's device lock alone for hold_s and notes when it had it ('taken', 'released').
+    It gives up after a minute (the test's assertions then say what never happened)."""
+    def run() -> None:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+        seen[name] = time.time()
+        with device_lock("cpu", exclusive=True):
+            seen["taken"] = time.time()
+            time.sleep(hold_s)
+            seen["released"] = time.time()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
 def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path):
     # A build at import (or at first call) can take a minute: the stage lets the device go
     # meanwhile, and stops the worker until it holds the device again.
@@ -225,20 +247,7 @@ def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path):
         "    def forward(self, x):\n        return torch.relu(x)\n")
     seen: dict[str, float] = {}
 
-    def timing_elsewhere() -> None:  # once the build runs: takes the device, keeps it a while
-        deadline = time.monotonic() + 60
-        while not started.exists():
-            if time.monotonic() > deadline:
-                return  # the build never ran: the assertions below say so
-            time.sleep(0.01)
-        seen["build"] = time.time()
-        with device_lock("cpu", exclusive=True):
-            seen["taken"] = time.time()
-            time.sleep(1.5)
-            seen["released"] = time.time()
-
-    other = threading.Thread(target=timing_elsewhere)
-    other.start()
+    other = _timing_once_there_is(started, seen, "build", hold_s=1.5)
     with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0, confine="off") as session:
         # Only a GPU's stages step aside (on a CPU the compiler would share the timing's cores):
         # turned on here to run the same code on the CPU.
@@ -277,20 +286,7 @@ def test_a_shared_stage_lets_a_waiting_timing_in_between_two_requests(tmp_path, 
         "        time.sleep(0.3)\n        return torch.relu(x)\n")
     seen: dict[str, float] = {}
 
-    def timing_elsewhere() -> None:  # asks once the first forward runs, keeps the device 1 s
-        deadline = time.monotonic() + 60
-        while not calls.exists():
-            if time.monotonic() > deadline:
-                return
-            time.sleep(0.01)
-        seen["asked"] = time.time()
-        with device_lock("cpu", exclusive=True):
-            seen["taken"] = time.time()
-            time.sleep(1.0)
-            seen["released"] = time.time()
-
-    other = threading.Thread(target=timing_elsewhere)
-    other.start()
+    other = _timing_once_there_is(calls, seen, "asked", hold_s=1.0)
     with Session(device="cpu", trials=4, time_budget_s=0.05, p=0.0, confine="off") as session:
         result = session.evaluate(relu, candidate)
     other.join()
