@@ -362,6 +362,7 @@ class Evaluator:
         notes: list[str] = []
         seeds = self._timing_seeds()
         facts = self._problem_facts(case, seeds)
+        self._set_reference_aside(case, seeds)
         record["baseline_wall_time"] = facts["wall_s"]
         how = self._timing_mode(facts["wall_s"], notes)
         measured = self._time(case, record, seeds, how)
@@ -686,10 +687,10 @@ class Evaluator:
             on_cuda = self.device.startswith("cuda")
             self._per_problem.update({
                 "wall_s": self._baseline_wall_s(case, sets),
-                "kernels": launched_kernels(self._reference, sets[0], sets[-1],
+                "kernels": launched_kernels(self._reference_model(), sets[0], sets[-1],
                                             self.device)[0]
                 if on_cuda else None,
-                "cost": roofline.problem_cost(self._reference, sets[0]),
+                "cost": roofline.problem_cost(self._reference_model(), sets[0]),
                 "dtype": input_dtype(sets[0]),
             })
         return self._per_problem
@@ -710,7 +711,7 @@ class Evaluator:
 
     def _baseline_model(self, case: Case):
         if "baseline_model" not in self._per_problem:
-            model = loading.as_baseline(self._reference, self.settings.baseline)
+            model = loading.as_baseline(self._reference_model(), self.settings.baseline)
             self._per_problem["baseline_model"] = model
         return self._per_problem["baseline_model"]
 
@@ -891,11 +892,8 @@ class Evaluator:
             self._problem_path = None  # set once the problem has loaded
             try:
                 self._problem = loading.import_file(case.problem.path, "kb_problem")
-                init_args = loading.make_init_args(self._problem, self.settings.seed,
-                                                   self.device)
-                self._reference = loading.build_model(self._problem.Model, init_args,
-                                                      self.settings.seed, self.device,
-                                                      self.settings.mode)
+                self._reference = None
+                self._reference_model()
             except Exception as exc:
                 raise ProblemError(f"its reference cannot be built: "
                                    f"{faults.describe_exception(exc)}") from exc
@@ -910,10 +908,11 @@ class Evaluator:
             first = not self._problem_checked
             self._problem_checked = True
             try:
+                reference = self._reference_model()  # built before the draw seeds the RNG
                 inputs = loading.make_inputs(self._problem, seed, self.device)
                 pristine = loading.clone_inputs(inputs)
                 with torch.no_grad():
-                    self._expected[seed] = self._reference(*inputs)
+                    self._expected[seed] = reference(*inputs)
                     if first:
                         self._unjudgeable = self._state_kept(case, self._expected[seed], seed) \
                             or self._overflows(self._expected[seed])
@@ -926,6 +925,32 @@ class Evaluator:
         if self._unjudgeable:
             raise ProblemError(self._unjudgeable)
         return self._expected[seed]
+
+    def _reference_model(self):
+        """The loaded problem's reference model, built again (the same seed, so the same
+        weights) when it was set aside (_set_reference_aside)."""
+        if self._reference is None:
+            init_args = loading.make_init_args(self._problem, self.settings.seed, self.device)
+            self._reference = loading.build_model(self._problem.Model, init_args,
+                                                  self.settings.seed, self.device,
+                                                  self.settings.mode)
+        return self._reference
+
+    def _set_reference_aside(self, case: Case, seeds: list[int]) -> None:
+        """On a CPU, a reference model of more than KEPT_OUTPUTS_BYTES is let go while the
+        worker times: the worker then holds two such models (the candidate and its baseline),
+        and a third here put L2/68's 1 GiB of weights in memory three times over. Its outputs
+        for the timing draws, which the timed outputs are checked against, are computed first;
+        anything else that needs it builds it again."""
+        if self.device != "cpu" or self.settings.baseline != "eager" or self._reference is None \
+                or nested.nbytes(list(self._reference.state_dict().values())) \
+                <= KEPT_OUTPUTS_BYTES:
+            return
+        for seed in seeds:
+            self._reference_output(case, seed)
+        self._reference = None
+        self._per_problem.pop("baseline_model", None)
+        self._per_problem.pop("model64", None)
 
     def _overflows(self, output: Any) -> str:
         """Why the reference cannot be judged against at a low precision, when its output holds
@@ -953,7 +978,7 @@ class Evaluator:
         timed calls for being faithful. "" for a reference that answers alike."""
         inputs = loading.make_inputs(self._problem, seed, self.device)
         before = loading.rng_states(self.device)
-        again = self._reference(*inputs)
+        again = self._reference_model()(*inputs)
         atol, rtol = self.tolerances(case)
         verdict = correctness.compare(output, again, atol, rtol)
         if not differs_elementwise(verdict):
@@ -962,7 +987,7 @@ class Evaluator:
             # moved the random state, a third call without repeating it tells.
             if loading.rng_states(self.device) != before:
                 self._stochastic = differs_elementwise(correctness.compare(
-                    output, self._reference(*inputs), atol, rtol))
+                    output, self._reference_model()(*inputs), atol, rtol))
             return ""
         return ("its reference answers the same inputs differently on a second call (its "
                 "forward keeps state between calls), so no candidate can be judged against it: "
@@ -981,7 +1006,7 @@ class Evaluator:
         if seed not in cache:
             try:
                 if "model64" not in self._per_problem:
-                    self._per_problem["model64"] = copy.deepcopy(self._reference).double()
+                    self._per_problem["model64"] = copy.deepcopy(self._reference_model()).double()
                 inputs = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point()
                           else x for x in loading.make_inputs(self._problem, seed, self.device)]
                 with torch.no_grad():

@@ -201,3 +201,76 @@ def test_a_stage_short_of_memory_beside_other_work_is_judged_again_alone():
                for flag in result["flags"])
     # Both holds are in the record: the shared one that failed, the exclusive one after it.
     assert {"correct", "correct_beside_others"} <= set(result["held"])
+
+
+LINEAR = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+
+def get_inputs():
+    return [torch.randn(8, 64)]
+
+
+def get_init_inputs():
+    return [64]
+'''
+
+LINEAR_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+
+    def forward(self, x):
+        return torch.clamp_min(torch.addmm(self.linear.bias, x, self.linear.weight.t()), 0)
+'''
+
+
+def test_a_large_reference_is_let_go_while_the_worker_times_and_built_again_alike(
+        tmp_path, monkeypatch):
+    # "Large" is over KEPT_OUTPUTS_BYTES of weights: lowered here so that a 64x64 Linear is.
+    from pytest_kernelbench import evaluation, loading
+
+    problem = tmp_path / "level1" / "1_Linear.py"
+    problem.parent.mkdir()
+    problem.write_text(LINEAR)
+    built = []
+    build_model = loading.build_model
+    monkeypatch.setattr(loading, "build_model", lambda *a: built.append(a[0]) or build_model(*a))
+    with Session(**FAST) as session:
+        ev = session._evaluator
+        held_while_timing = []
+        asked = ev.sandbox.request
+
+        def request(header, timeout_s):
+            if header.get("op") == "time":
+                held_while_timing.append(ev._reference is not None)
+            return asked(header, timeout_s)
+
+        monkeypatch.setattr(ev.sandbox, "request", request)
+        kept = valid(session.evaluate(problem, LINEAR_CANDIDATE))
+        monkeypatch.setattr(evaluation, "KEPT_OUTPUTS_BYTES", 1000)  # outputs are let go too
+        results = [valid(session.evaluate(problem, source))
+                   for source in (LINEAR_CANDIDATE, LINEAR_CANDIDATE, WRONG_LINEAR)]
+    assert held_while_timing == [True, False, False]
+    assert len(built) > 2  # built again after it was set aside, each time with its seed
+    # The weights built again are the reference's: the faithful candidate passes each time.
+    assert [r["status"] for r in (kept, *results[:2])] == ["passed"] * 3
+    assert results[2]["status"] == "mismatch" and "trial 0" in results[2]["error"]
+
+
+WRONG_LINEAR = LINEAR_CANDIDATE.replace("torch.clamp_min(", "0.5 * torch.clamp_min(")
