@@ -65,7 +65,8 @@ CPU_CLOCK_RETRIES = 3  # more pairs of bursts when the first pair does not settl
 CPU_CONFIRM_BELOW_S = 2.0  # pairs of bursts this cheap are measured CPU_CLOCK_PAIRS times
 CPU_CLOCK_PAIRS = 5
 AUTO_GRAPH_BELOW_S = 50e-6  # --kb-timing=auto: graphs for baselines faster than this per call
-# Reference outputs are kept from one stage to the next up to this size in all.
+# Reference outputs are kept from one stage to the next up to this size in all; on a CPU a
+# reference model larger than this is let go while the worker times (_set_reference_aside).
 KEPT_OUTPUTS_BYTES = 256 * 2**20
 
 
