@@ -5,7 +5,7 @@ GPU of the host. The pytest process makes that GPU its current device, and its s
 see that GPU alone (as their cuda:0), so nothing a case creates -- context, streams, events,
 allocations -- can land on another GPU. Every stage holds its device's lock: compile and
 correctness share it, timing holds it alone, so no measurement ever overlaps other work on that
-device.
+device. Timings gather before the device is drained for them (TimingRequest, gate_is_closed).
 """
 
 from __future__ import annotations
@@ -136,13 +136,12 @@ class DeviceHold:
         return True
 
     def timing_waits(self) -> bool:
-        """Whether a timing waits for the device this hold could let go of: a shared hold lets
-        it in between two requests of its worker, so that it waits for one request, not for
-        a whole stage of every other worker."""
+        """Whether timings wait for the device this hold could let go of (the gate is closed):
+        a shared hold lets them in between two requests of its worker, so that they wait for
+        one request, not for a whole stage of every other worker."""
         if not (self.outermost and self.held and self._mode == fcntl.LOCK_SH):
             return False
-        with open(self._path.with_suffix(".timings"), "a+") as pending:
-            return _locked_elsewhere(pending)
+        return gate_closed(self._path)
 
     def step_back(self) -> None:
         if self.held:
@@ -160,19 +159,109 @@ def _take(handle, path: Path, mode: int) -> None:
         fcntl.flock(handle, mode)
 
 
-@contextlib.contextmanager
-def _timing_pending(path: Path) -> Iterator[None]:
-    """Held (shared among timings) from when a timing asks for the device until it is done."""
-    with open(path.with_suffix(".timings"), "a+") as pending:
-        fcntl.flock(pending, fcntl.LOCK_SH)
-        yield
+def _take_for_timing(handle, path: Path, request: TimingRequest) -> None:
+    """Take the device alone, once the gate closes: until then the timing waits while shared
+    work goes on, and takes the device at once only if nobody holds it."""
+    while not gate_closed(path):
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            time.sleep(QUIET_POLL_S)
+            continue
+        request.queue()  # holds the device: shared work that asks now waits at the gate
+        return
+    request.queue()
+    _take(handle, path, fcntl.LOCK_EX)
 
 
-def _locked_elsewhere(handle) -> bool:
+# Draining the device for a timing costs every other worker of the device the rest of its
+# current request (2.5 s at the median of 85 drains in a CUDA-L1 run at -n 8, while 1.4
+# timings ran per drain, docs/performance.md), so timings gather first: the gate closes
+# when `batch` of them wait, or the oldest has waited GATHER_S, and stays closed while any of
+# them is queued or timing. A timing waiting to gather costs its own worker alone.
+GATHER_S = 3.0
+
+
+class TimingRequest:
+    """One timing's ask for a device, visible to every process of the host: a file in the
+    device's `.pending` folder that holds when it asked (0 once it is queued for the device
+    or holds it) and the batch it gathers for, locked by its owner so a killed owner's file is
+    known stale."""
+
+    def __init__(self, path: Path, batch: int):
+        folder = _pending_folder(path)
+        folder.mkdir(exist_ok=True)
+        # Made beside the folder and moved in once locked and written: a reader never finds
+        # it unlocked (and drops it as stale) or empty.
+        self._file = tempfile.NamedTemporaryFile(dir=folder.parent, prefix=f".{folder.name}-",
+                                                 delete=False)
+        fcntl.flock(self._file, fcntl.LOCK_EX)
+        self.batch = max(1, batch)
+        self._write(time.time())
+        self.path = folder / f"{os.getpid()}-{Path(self._file.name).name}"
+        os.rename(self._file.name, self.path)
+
+    def _write(self, asked: float) -> None:
+        # one write of a fixed width, in place: a reader never sees it half written
+        os.pwrite(self._file.fileno(), f"{asked:20.6f} {self.batch:6d}".encode(), 0)
+
+    def queue(self) -> None:
+        self._write(0.0)
+
+    def close(self) -> None:
+        self.path.unlink(missing_ok=True)
+        self._file.close()
+
+
+def _pending_folder(path: Path) -> Path:
+    return path.with_suffix(".pending")
+
+
+def pending_timings(path: Path) -> list[tuple[float, int]]:
+    """(asked, batch) of each timing that waits for or holds the device; stale requests (their
+    owner is gone) are removed."""
+    found = []
+    folder = _pending_folder(path)
+    for entry in folder.iterdir() if folder.is_dir() else ():
+        try:
+            with open(entry) as handle:
+                if not _locked_elsewhere(handle, fcntl.LOCK_SH):
+                    entry.unlink(missing_ok=True)  # its owner died without closing it
+                    continue
+                asked, batch = handle.read().split()
+        except (OSError, ValueError):  # gone meanwhile, or being written
+            continue
+        found.append((float(asked), int(batch)))
+    return found
+
+
+def gate_is_closed(pending: list[tuple[float, int]], now: float,
+                   gather_s: float = GATHER_S) -> bool:
+    """Whether shared work waits for the timings `pending` lists: one of them is queued or
+    holds the device (asked 0), enough of them wait, or the oldest has waited long enough."""
+    if not pending:
+        return False
+    oldest = min(asked for asked, _ in pending)
+    return oldest == 0.0 or len(pending) >= min(batch for _, batch in pending) \
+        or now - oldest >= gather_s
+
+
+def gate_closed(path: Path) -> bool:
+    return gate_is_closed(pending_timings(path), time.time(), GATHER_S)
+
+
+def timing_batch(workers: int, gpus: int) -> int:
+    """How many timings of one device gather before it drains for them: half of the workers
+    that share it (one worker: each timing at once)."""
+    per_device = -(-max(1, workers) // max(1, gpus))
+    return max(1, per_device // 2)
+
+
+def _locked_elsewhere(handle, mode: int = fcntl.LOCK_EX) -> bool:
     """Whether another open file (another process, or another open here) holds a lock on
-    this one: a timing that waits for or holds the device, for its `.timings` file."""
+    this one that `mode` conflicts with."""
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(handle, mode | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
     fcntl.flock(handle, fcntl.LOCK_UN)
@@ -180,35 +269,38 @@ def _locked_elsewhere(handle) -> bool:
 
 
 def _wait_for_timings(path: Path) -> None:
-    """Return once no timing waits for or holds the device: shared work queues behind every
-    timing that asked before it, so timings that ask while the device drains run back to back
-    instead of each waiting for its own drain."""
-    with open(path.with_suffix(".timings"), "a+") as pending:
-        while _locked_elsewhere(pending):
-            time.sleep(QUIET_POLL_S)
+    """Return once the timing gate is open: shared work queues behind the timings that
+    gathered before it, so they run back to back instead of each waiting for its own drain."""
+    while gate_closed(path):
+        time.sleep(QUIET_POLL_S)
 
 
 @contextlib.contextmanager
-def device_lock(device: str, exclusive: bool) -> Iterator[DeviceHold]:
+def device_lock(device: str, exclusive: bool, batch: int = 1) -> Iterator[DeviceHold]:
     """Hold the device's lock: shared for ordinary work, exclusive for timing.
 
-    A turnstile in front keeps timing from starving: flock lets new shared holders in while an
-    exclusive one waits, so with a few workers compiling and checking in turns a timing could
-    wait a minute for a moment when none held it. Whoever asks takes the turnstile first (the
-    timing holds it while it waits), so work that comes after a waiting timing queues behind
-    it. Shared work also waits while any timing is pending (_wait_for_timings), so the timings
-    that queue up during one drain of shared work all run before the next. A hold nested in one
-    already held here skips both: waiting there while holding the lock would never end. An
-    exclusive hold also marks the host as timing (timing_in_progress) and gives the run's
-    compilers QUIET_SETTLE_S to pause.
+    A timing first gathers with others (TimingRequest, gate_is_closed: up to `batch` of them,
+    for at most GATHER_S) while shared work goes on; then the gate closes and the device
+    drains once for all of them. A turnstile in front keeps timing from starving: flock lets
+    new shared holders in while an exclusive one waits, so with a few workers compiling and
+    checking in turns a timing could wait a minute for a moment when none held it. Whoever asks
+    takes the turnstile first (the timing holds it while it waits), so work that comes after a
+    queued timing queues behind it. Shared work also waits while the gate is closed
+    (_wait_for_timings), so the timings that gathered all run before the next shared work. A
+    hold nested in one already held here skips all of this: waiting there while holding the
+    lock would never end. An exclusive hold also marks the host as timing
+    (timing_in_progress) and gives the run's compilers QUIET_SETTLE_S to pause.
     """
     depth = getattr(_HOLDS, "depth", 0)
     mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
     path = lock_path(device)
-    with _timing_pending(path) if exclusive and not depth else contextlib.nullcontext(), \
+    request = TimingRequest(path, batch) if exclusive and not depth else None
+    with contextlib.closing(request) if request else contextlib.nullcontext(), \
             open(path, "a+") as handle:
         if depth:
             fcntl.flock(handle, mode)
+        elif request is not None:
+            _take_for_timing(handle, path, request)
         else:
             _take(handle, path, mode)
         _HOLDS.depth = depth + 1

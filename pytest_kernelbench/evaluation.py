@@ -136,6 +136,7 @@ class Evaluator:
         self._envs: dict[Path, dict[str, str]] = {}  # candidate file -> its build environment
         self._build_waits: dict[Case, float] = {}  # seconds a compile item waited for its build
         self._timed: dict[Case, tuple] = {}  # timed cases awaiting attribution and verdict
+        self.timing_batch = 1  # timings of the device that gather before it drains
         self.arch = cuda_arch(device)
         self.placement = placement(device, worker)
 
@@ -202,7 +203,7 @@ class Evaluator:
     def _held(self, case: Case, stage: str, run, exclusive: bool) -> Outcome:
         """Run one stage under the device lock and note in its record how it held it."""
         asked = time.monotonic()
-        with device_lock(self.device, exclusive) as hold:
+        with device_lock(self.device, exclusive, self.timing_batch) as hold:
             held_from = time.time()
             lock_wait_s = time.monotonic() - asked
             outer_hold, self.sandbox.hold = self.sandbox.hold, hold

@@ -11,6 +11,7 @@ import pytest
 
 from pytest_kernelbench import (
     confine,
+    devices,
     discovery,
     loading,
     ncu,
@@ -59,6 +60,8 @@ def kb_evaluator(request: pytest.FixtureRequest):
     run = request.config.stash[RUN_KEY]
     evaluator = Evaluator(run.settings, run.device, run.manifest, run.problem_digests,
                           run.started_s, run.broken, xdist_worker(request.config))
+    evaluator.timing_batch = devices.timing_batch(xdist_worker_count(request.config),
+                                                  gpu_count(run.settings.device, run.device))
     if run.build_pool is not None:  # a case's compile item waits for its own build only
         evaluator.wait_for_build = run.build_pool.wait_for
         evaluator.build_entry = run.build_pool.entry
@@ -425,6 +428,21 @@ def case_scope(nodeid: str) -> str:
 def xdist_worker(config: pytest.Config) -> str | None:
     """This process's xdist worker id ('gw0'), or None in the controller or without xdist."""
     return getattr(config, "workerinput", {}).get("workerid")
+
+
+def xdist_worker_count(config: pytest.Config) -> int:
+    """How many xdist workers the run has (1 without xdist)."""
+    return int(getattr(config, "workerinput", {}).get("workercount") or 1)
+
+
+def gpu_count(requested: str, device: str) -> int:
+    """How many GPUs the run's workers spread over (bind_device): every visible one for a
+    plain 'cuda' (or 'auto' that found CUDA), one for a named index or the CPU."""
+    if not device.startswith("cuda") or requested not in ("cuda", "auto"):
+        return 1
+    import torch
+
+    return max(1, torch.cuda.device_count())
 
 
 def case_key(case: discovery.Case) -> tuple:

@@ -176,6 +176,9 @@ class Sandbox:
             if isinstance(started, Fault):
                 return started
             self.child_key = key
+            # a new worker's start (its context, its confinement) is a request of its own
+            self._let_timings_in()
+            self._resume()
         log_start = self._log_size()
         started_s = time.perf_counter()
         try:

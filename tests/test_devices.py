@@ -7,9 +7,13 @@ import time
 import pytest
 
 from pytest_kernelbench.devices import (
+    TimingRequest,
     bind_device,
     device_lock,
+    gate_is_closed,
     lock_path,
+    pending_timings,
+    timing_batch,
     timing_overlaps,
     visible_id,
     worker_device,
@@ -117,6 +121,89 @@ def test_timings_that_ask_while_the_device_drains_run_before_the_shared_work_aft
             thread.join()
         assert spans["after"][0] >= max(spans["first"][1], spans["second"][1]), (trial, spans)
         assert spans["first"][0] >= spans["drain"][1] and spans["second"][0] >= spans["drain"][1]
+
+
+@pytest.mark.parametrize(("pending", "closed"), [
+    ([], False),                          # no timing asked
+    ([(99.0, 4)], False),                 # one gathers, young: shared work goes on
+    ([(99.0, 4), (99.5, 4)], False),
+    ([(97.0, 4)], True),                  # the oldest has waited GATHER_S (3 s)
+    ([(99.0, 2), (99.5, 2)], True),       # a batch has gathered
+    ([(0.0, 4)], True),                   # one is queued for the device or holds it
+    ([(99.9, 1)], True),                  # one worker on the device: each timing at once
+])
+def test_the_timing_gate_closes_once_timings_gathered(pending, closed):
+    assert gate_is_closed(pending, now=100.0) is closed
+
+
+@pytest.mark.parametrize(("workers", "gpus", "batch"), [
+    (1, 1, 1), (2, 1, 1), (3, 1, 1), (8, 1, 4), (16, 1, 8), (8, 2, 2), (4, 2, 1), (5, 2, 1),
+])
+def test_half_of_the_workers_on_a_device_gather_their_timings(workers, gpus, batch):
+    assert timing_batch(workers, gpus) == batch
+
+
+def test_a_timing_request_of_a_process_that_died_is_dropped(tmp_path):
+    path = tmp_path / "dev.lock"
+    live = TimingRequest(path, batch=3)
+    dead = TimingRequest(path, batch=3)
+    dead._file.close()  # its lock goes as a killed process's would; the file stays
+    assert [batch for _, batch in pending_timings(path)] == [3]
+    assert len(list(path.with_suffix(".pending").iterdir())) == 1
+    live.close()
+    assert pending_timings(path) == []
+
+
+def test_timings_gather_while_shared_work_goes_on_and_run_after_one_drain(tmp_path, monkeypatch):
+    # Gathering for two timings: shared work that asks after the first timing still starts;
+    # once the second asks, shared work that asks after it waits, and both timings run back to
+    # back after the holds in progress end.
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
+    spans: dict[str, tuple[float, float]] = {}
+
+    def hold(name: str, exclusive: bool, after_s: float, for_s: float) -> threading.Thread:
+        def run() -> None:
+            time.sleep(after_s)
+            with device_lock("cuda:0", exclusive=exclusive, batch=2):
+                began = time.perf_counter()
+                time.sleep(for_s)
+                spans[name] = (began, time.perf_counter())
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    threads = [hold("drain", False, 0.0, 0.5), hold("first", True, 0.05, 0.1),
+               hold("beside", False, 0.15, 0.1), hold("second", True, 0.35, 0.1),
+               hold("after", False, 0.45, 0.05)]
+    for thread in threads:
+        thread.join()
+    assert spans["beside"][1] <= spans["drain"][1]  # started and ended while the first gathered
+    first, second = sorted([spans["first"], spans["second"]])
+    assert first[0] >= spans["drain"][1] and second[0] - first[1] < 0.1  # one drain, back to back
+    assert spans["after"][0] >= second[1]
+
+
+def test_a_lone_timing_that_gathers_gets_the_device_after_gather_s(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr("pytest_kernelbench.devices.GATHER_S", 0.3)
+    stop = threading.Event()
+
+    def share() -> None:
+        while not stop.is_set():
+            with device_lock("cuda:0", exclusive=False):
+                time.sleep(0.05)
+
+    workers = [threading.Thread(target=share) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+        time.sleep(0.02)
+    began = time.perf_counter()
+    with device_lock("cuda:0", exclusive=True, batch=4):
+        waited = time.perf_counter() - began
+    stop.set()
+    for worker in workers:
+        worker.join()
+    assert 0.25 < waited < 1.0
 
 
 def test_a_hold_nested_in_one_held_does_not_wait_behind_a_timing(tmp_path, monkeypatch):
