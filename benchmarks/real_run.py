@@ -6,9 +6,11 @@
 Each run is one `pytest` process (CUDA, the given arguments, e.g. `-n 4`), stopped with SIGINT
 at its limit (its report is kept). For each it prints: wall time; the builds (how many of each
 status, their summed and longest seconds, when the last one ended); seconds per candidate for
-each harness stage and each part of the workers' loads; and the GPU's idle fraction, the
+each harness stage and each part of the workers' loads; the GPU's idle fraction, the
 share of the run's wall time in which no item held the device (from the records' `held`
-intervals: stages hold the device while they run candidate code on it).
+intervals: stages hold the device while they run candidate code on it); and how the device was
+shared (devices.device_schedule): seconds held alone by timings, seconds of shared holds and
+how many held at once, and how many timings each drain of the shared work let in.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pytest_kernelbench.devices import hold_spans
+from pytest_kernelbench.devices import device_schedule, hold_spans
 
 
 def covered(intervals: list[tuple[float, float]]) -> float:
@@ -71,6 +73,22 @@ def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
         print(f"  GPU held {busy:.0f} s of {wall_s:.0f} s wall: idle fraction "
               f"{1 - busy / wall_s:.2f} (first item at +{first - started:.0f} s, last ended at "
               f"+{last - started:.0f} s; idle {1 - busy / (last - first):.2f} between them)")
+    for device, schedule in device_schedule(records).items():
+        print("  " + sharing(device, schedule))
+
+
+def sharing(device: str, schedule: dict) -> str:
+    """One line on how a device was shared: timings alone, shared holds by how many held at
+    once, and how many timings each drain of the shared work let in."""
+    by_holders = schedule["shared_s_by_holders"]
+    shared_s = sum(by_holders.values())
+    holder_s = sum(n * s for n, s in by_holders.items())
+    few_s = sum(s for n, s in by_holders.items() if n <= 2)
+    return (f"device {device[:13]}: alone {schedule['exclusive_s']:.0f} s, shared "
+            f"{shared_s:.0f} s ({holder_s:.0f} holder-seconds, {holder_s / max(shared_s, 1e-9):.2f} "
+            f"holders on average, {few_s:.0f} s with one or two), idle {schedule['idle_s']:.0f} s; "
+            f"{schedule['timings']} timings in {schedule['batches']} drains "
+            f"({schedule['timings'] / max(schedule['batches'], 1):.2f} a drain)")
 
 
 def run(name: str, out: Path, args: argparse.Namespace, extra: list[str], limit: float) -> None:

@@ -313,6 +313,66 @@ def device_lock(device: str, exclusive: bool, batch: int = 1) -> Iterator[Device
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _timed(record: dict) -> bool:
+    """Whether a record's speed stage held the device alone (a failed case's only skips)."""
+    return record.get("timing") is not None or \
+        (record.get("upstream") or {}).get("speedup") is not None
+
+
+def _device_of(record: dict) -> str:
+    where = record.get("placement") or {}
+    return str(where.get("gpu_uuid") or where.get("device"))
+
+
+def device_schedule(records: list[dict]) -> dict[str, dict]:
+    """How each physical device was shared over a run, from the records' `held` spans: from
+    the first hold to the last (`span_s`), the seconds a timing held it alone
+    (`exclusive_s`), held by nobody (`idle_s`), and held by N shared holders at once
+    (`shared_s_by_holders`: N -> seconds); the timings' `batches` (runs of timings with no
+    shared hold starting between them: each cost one drain of the shared work) and
+    `timings`. Few holders for long stretches mean drains: workers waiting for a timing
+    while the holds before it end."""
+    events: dict[str, list[tuple[float, int, bool]]] = {}
+    for record in records:
+        timed = _timed(record)
+        for stage, start, end in hold_spans(record):
+            alone = stage == "ncu" or (stage == "speed" and timed)
+            on_device = events.setdefault(_device_of(record), [])
+            on_device += [(start, 1, alone), (end, -1, alone)]
+    schedules = {}
+    for device, on_device in events.items():
+        on_device.sort(key=lambda e: (e[0], e[1]))  # an end before a start at the same time
+        shared = alone = timings = batches = 0
+        exclusive_s = idle_s = 0.0
+        by_holders: dict[int, float] = {}
+        last = on_device[0][0]
+        since_timing = True  # no shared hold started since the last timing
+        for when, step, is_alone in on_device:
+            elapsed = when - last
+            if alone:
+                exclusive_s += elapsed
+            elif shared:
+                by_holders[shared] = by_holders.get(shared, 0.0) + elapsed
+            else:
+                idle_s += elapsed
+            last = when
+            if is_alone:
+                alone += step
+                if step > 0:
+                    timings += 1
+                    batches += not since_timing or timings == 1
+                    since_timing = True
+            else:
+                shared += step
+                if step > 0:
+                    since_timing = False
+        schedules[device] = {
+            "span_s": on_device[-1][0] - on_device[0][0], "exclusive_s": exclusive_s,
+            "idle_s": idle_s, "shared_s_by_holders": dict(sorted(by_holders.items())),
+            "timings": timings, "batches": batches}
+    return schedules
+
+
 def timing_overlaps(records: list[dict]) -> list[tuple[str, str]]:
     """Pairs of lock holds on one physical device where a timing overlapped any other hold.
 
@@ -322,15 +382,11 @@ def timing_overlaps(records: list[dict]) -> list[tuple[str, str]]:
     """
     holds: dict[str, list[tuple[float, float, str, bool]]] = {}
     for record in records:
-        where = record.get("placement") or {}
-        device = str(where.get("gpu_uuid") or where.get("device"))
         label = f"{record['candidate_set']}/L{record['level']}/{record['problem_id']}/{record['sample']}"
-        # A speed stage holds the device alone when it times (a failed case's only skips)
-        timed = record.get("timing") is not None or \
-            (record.get("upstream") or {}).get("speedup") is not None
+        timed = _timed(record)
         for stage, start, end in hold_spans(record):
-            holds.setdefault(device, []).append((start, end, f"{label}:{stage}",
-                                                 stage == "speed" and timed))
+            holds.setdefault(_device_of(record), []).append((start, end, f"{label}:{stage}",
+                                                             stage == "speed" and timed))
     found = []
     for on_device in holds.values():
         on_device.sort()

@@ -10,6 +10,7 @@ from pytest_kernelbench.devices import (
     TimingRequest,
     bind_device,
     device_lock,
+    device_schedule,
     gate_is_closed,
     lock_path,
     pending_timings,
@@ -236,6 +237,20 @@ def test_a_timing_that_overlaps_other_work_on_its_gpu_is_found():
     # the speed item of a case that failed only skips, under the shared lock
     skipped = _held(5, "GPU-a", timing=None, correct=[0, 1], speed=[4.5, 4.6])
     assert timing_overlaps([records[1], skipped]) == []
+
+
+def test_the_device_schedule_counts_timings_alone_shared_holders_and_drains():
+    records = [
+        _held(1, "GPU-a", compile=[0, 2], correct=[2, 3], speed=[4, 5]),
+        _held(2, "GPU-a", compile=[1, 3.5]),
+        _held(3, "GPU-a", speed=[5, 6]),                  # right after 1's: the same drain
+        _held(4, "GPU-a", compile=[6.5, 7], speed=[8, 9]),  # shared work came between: another
+        _held(5, "GPU-a", timing=None, correct=[9, 9.5], speed=[9.5, 10]),  # failed: not timed
+    ]
+    (schedule,) = device_schedule(records).values()
+    assert schedule == {"span_s": 10.0, "exclusive_s": 3.0, "idle_s": 2.0,
+                        "shared_s_by_holders": {1: 3.0, 2: 2.0}, "timings": 3, "batches": 2}
+    assert set(device_schedule(records + [_held(6, "GPU-b", speed=[0, 1])])) == {"GPU-a", "GPU-b"}
 
 
 def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path):
