@@ -336,13 +336,13 @@ def device_schedule(records: list[dict]) -> dict[str, dict]:
     for record in records:
         timed = _timed(record)
         for stage, start, end in hold_spans(record):
-            alone = stage == "ncu" or (stage == "speed" and timed)
+            by_itself = stage == "ncu" or (stage == "speed" and timed)
             on_device = events.setdefault(_device_of(record), [])
-            on_device += [(start, 1, alone), (end, -1, alone)]
+            on_device += [(start, 1, by_itself), (end, -1, by_itself)]
     schedules = {}
     for device, on_device in events.items():
         on_device.sort(key=lambda e: (e[0], e[1]))  # an end before a start at the same time
-        shared = alone = timings = batches = 0
+        shared = alone = timings = batches = 0  # holds in progress, timings seen, drains
         exclusive_s = idle_s = 0.0
         by_holders: dict[int, float] = {}
         last = on_device[0][0]
@@ -360,7 +360,7 @@ def device_schedule(records: list[dict]) -> dict[str, dict]:
                 alone += step
                 if step > 0:
                     timings += 1
-                    batches += not since_timing or timings == 1
+                    batches += int(not since_timing or timings == 1)
                     since_timing = True
             else:
                 shared += step
