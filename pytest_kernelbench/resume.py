@@ -26,6 +26,11 @@ VERDICT_SETTINGS = ("p", "trials", "atol", "rtol", "precision", "tolerance", "tf
                     "allow_input_changes", "order_trials", "confine")
 
 
+# Every stage that ran notes in its record's `held` when it held the device; a case is
+# settled once its last stage ran (judged, timed or skipped after an earlier failure).
+LAST_STAGE = "speed"
+
+
 class ResumeError(Exception):
     """A file that cannot be read as records; the message names it."""
 
@@ -93,10 +98,14 @@ def read_records(path: Path) -> list[dict]:
 
 
 def reusable(records: list[dict], fingerprints: dict[tuple, dict | None]) -> dict[tuple, dict]:
-    """The records that may stand for their case in this run, by case key."""
+    """The records that may stand for their case in this run, by case key: made from the same
+    files and settings, and settled to their last stage. A record of a run stopped before the
+    case's speed item (or one that selected none) says `passed` on correctness alone; reused,
+    it would stand for a speed that was never measured."""
     return {record_key(r): r for r in records
             if r.get("fingerprint") is not None
-            and r.get("fingerprint") == fingerprints.get(record_key(r))}
+            and r.get("fingerprint") == fingerprints.get(record_key(r))
+            and LAST_STAGE in (r.get("held") or {})}
 
 
 class RecordStream:

@@ -60,6 +60,21 @@ def test_an_interrupted_run_resumed_gives_the_report_of_an_uninterrupted_one(kb)
     assert ("good", 1, 1, "s0") in {resume.record_key(r) for r in resume.read_records(stream)}
 
 
+def test_a_case_whose_speed_item_never_ran_is_run_again_when_resumed(kb):
+    # A run stopped between a case's correctness and its timing (or one that selected no speed
+    # items) leaves a record that says `passed` with no speedup: resuming must time it, not
+    # keep a verdict on speed that was never measured.
+    kb.run("good", args=(*FAST, "--kb-level=1", "-m", "not kb_speed"))
+    stream = kb.pytester.path / "report.jsonl"
+    unfinished = {resume.record_key(r): r for r in resume.read_records(stream)
+                  if r["status"] == "passed"}
+    assert len(unfinished) == 2 and all(r["speedup"] is None for r in unfinished.values())
+    result = kb.run("good", args=(*FAST, "--kb-level=1", f"--kb-resume={stream}"))
+    result.assert_outcomes(passed=6, skipped=3)  # the third problem has no candidate
+    records = {resume.record_key(r): r for r in kb.report()["results"]}
+    assert all(records[key]["speedup"] is not None for key in unfinished)
+
+
 def test_a_record_is_not_reused_once_its_candidate_changed(kb):
     candidates = kb.pytester.path / "mine"
     shutil.copytree(EXAMPLES / "candidates" / "good", candidates)
