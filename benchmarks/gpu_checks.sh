@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="eval hostile audit launch sidebyside graph ncu builds repeat baselines xdist multigpu devices
+# Usage: [KB_SECTIONS="eval hostile audit launch contexts sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
@@ -65,6 +65,11 @@ run_eval() {  # $1: report name; the rest: pytest arguments
 if [[ " $sections " == *" launch "* ]]; then
     echo "== launch-bound timings, the flush waited for before each call and not"
     python3 benchmarks/launch_bound_timing.py 2>&1 | tail -12
+fi
+
+if [[ " $sections " == *" contexts "* ]]; then
+    echo "== timings on a quiet GPU and beside processes making CUDA contexts (worker starts)"
+    python3 benchmarks/context_beside_timing.py 2>&1 | tail -8
 fi
 
 if [[ " $sections " == *" sidebyside "* ]]; then
