@@ -76,6 +76,11 @@ def test_a_waiting_timing_is_not_starved_by_work_that_keeps_sharing_the_device(t
     # Two workers compile and check in overlapping turns, so the device is never free of a
     # shared hold; a timing asks meanwhile and must get it once the holds before it end.
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
+    assert _timing_beside_sharing(batch=1) < 1.0
+
+
+def _timing_beside_sharing(batch: int) -> float:
+    """Seconds a timing waits for the device while two workers share it in overlapping turns."""
     stop = threading.Event()
 
     def share() -> None:
@@ -88,12 +93,26 @@ def test_a_waiting_timing_is_not_starved_by_work_that_keeps_sharing_the_device(t
         worker.start()
         time.sleep(0.02)  # staggered, so their holds overlap
     began = time.perf_counter()
-    with device_lock("cuda:0", exclusive=True):
+    with device_lock("cuda:0", exclusive=True, batch=batch):
         waited = time.perf_counter() - began
     stop.set()
     for worker in workers:
         worker.join()
-    assert waited < 1.0
+    return waited
+
+
+def _hold_later(spans: dict[str, tuple[float, float]], name: str, exclusive: bool,
+                after_s: float, for_s: float, batch: int = 1) -> threading.Thread:
+    """A thread that asks for the device after_s from now, holds it for_s and notes when."""
+    def run() -> None:
+        time.sleep(after_s)
+        with device_lock("cuda:0", exclusive=exclusive, batch=batch):
+            began = time.perf_counter()
+            time.sleep(for_s)
+            spans[name] = (began, time.perf_counter())
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
 
 
 def test_timings_that_ask_while_the_device_drains_run_before_the_shared_work_after_them(
@@ -103,21 +122,11 @@ def test_timings_that_ask_while_the_device_drains_run_before_the_shared_work_aft
     # in between and make the second timing wait for a drain of its own.
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
     spans: dict[str, tuple[float, float]] = {}
-
-    def hold(name: str, exclusive: bool, after_s: float, for_s: float) -> threading.Thread:
-        def run() -> None:
-            time.sleep(after_s)
-            with device_lock("cuda:0", exclusive=exclusive):
-                began = time.perf_counter()
-                time.sleep(for_s)
-                spans[name] = (began, time.perf_counter())
-        thread = threading.Thread(target=run)
-        thread.start()
-        return thread
-
     for trial in range(3):
-        threads = [hold("drain", False, 0.0, 0.3), hold("first", True, 0.05, 0.1),
-                   hold("after", False, 0.1, 0.05), hold("second", True, 0.15, 0.1)]
+        threads = [_hold_later(spans, "drain", False, 0.0, 0.3),
+                   _hold_later(spans, "first", True, 0.05, 0.1),
+                   _hold_later(spans, "after", False, 0.1, 0.05),
+                   _hold_later(spans, "second", True, 0.15, 0.1)]
         for thread in threads:
             thread.join()
         assert spans["after"][0] >= max(spans["first"][1], spans["second"][1]), (trial, spans)
@@ -161,21 +170,11 @@ def test_timings_gather_while_shared_work_goes_on_and_run_after_one_drain(tmp_pa
     # back after the holds in progress end.
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
     spans: dict[str, tuple[float, float]] = {}
-
-    def hold(name: str, exclusive: bool, after_s: float, for_s: float) -> threading.Thread:
-        def run() -> None:
-            time.sleep(after_s)
-            with device_lock("cuda:0", exclusive=exclusive, batch=2):
-                began = time.perf_counter()
-                time.sleep(for_s)
-                spans[name] = (began, time.perf_counter())
-        thread = threading.Thread(target=run)
-        thread.start()
-        return thread
-
-    threads = [hold("drain", False, 0.0, 0.5), hold("first", True, 0.05, 0.1),
-               hold("beside", False, 0.15, 0.1), hold("second", True, 0.35, 0.1),
-               hold("after", False, 0.45, 0.05)]
+    threads = [_hold_later(spans, "drain", False, 0.0, 0.5, batch=2),
+               _hold_later(spans, "first", True, 0.05, 0.1, batch=2),
+               _hold_later(spans, "beside", False, 0.15, 0.1, batch=2),
+               _hold_later(spans, "second", True, 0.35, 0.1, batch=2),
+               _hold_later(spans, "after", False, 0.45, 0.05, batch=2)]
     for thread in threads:
         thread.join()
     assert spans["beside"][1] <= spans["drain"][1]  # started and ended while the first gathered
@@ -187,24 +186,7 @@ def test_timings_gather_while_shared_work_goes_on_and_run_after_one_drain(tmp_pa
 def test_a_lone_timing_that_gathers_gets_the_device_after_gather_s(tmp_path, monkeypatch):
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
     monkeypatch.setattr("pytest_kernelbench.devices.GATHER_S", 0.3)
-    stop = threading.Event()
-
-    def share() -> None:
-        while not stop.is_set():
-            with device_lock("cuda:0", exclusive=False):
-                time.sleep(0.05)
-
-    workers = [threading.Thread(target=share) for _ in range(2)]
-    for worker in workers:
-        worker.start()
-        time.sleep(0.02)
-    began = time.perf_counter()
-    with device_lock("cuda:0", exclusive=True, batch=4):
-        waited = time.perf_counter() - began
-    stop.set()
-    for worker in workers:
-        worker.join()
-    assert 0.25 < waited < 1.0
+    assert 0.25 < _timing_beside_sharing(batch=4) < 1.0
 
 
 def test_a_hold_nested_in_one_held_does_not_wait_behind_a_timing(tmp_path, monkeypatch):
