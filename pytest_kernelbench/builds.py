@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_kernelbench import confine, devices, faults
+from pytest_kernelbench import confine, devices, faults, gpu_stand_ins
 
 NEEDS_BUILD = re.compile(r"\bcpp_extension\b|\bload_inline\b")
 BUILT_MARKER = ".kb-built"
@@ -522,8 +522,9 @@ class BuildReached(BaseException):
 def first_call(model, problem, seems_cuda: bool, limit_s: float = FIRST_CALL_S) -> None:
     """Call the model once on the CPU with its problem's inputs, to reach an extension that
     its forward builds at its first call (a lazily built module, a cached loader function).
-    With seems_cuda (a CUDA run), the inputs say they are on the GPU: generated code often
-    builds only `if x.is_cuda`.
+    With seems_cuda (a CUDA run), the inputs say they are on the GPU and what the call asks of
+    the GPU happens on the CPU (gpu_stand_ins): generated code often builds only `if x.is_cuda`,
+    after making its output on the input's device.
 
     The call stops as soon as a build is over, successful or not, so no candidate work runs
     on the CPU after it; a call that builds nothing ends by itself or is cut off after
@@ -552,24 +553,16 @@ def first_call(model, problem, seems_cuda: bool, limit_s: float = FIRST_CALL_S) 
         print(f"first call: nothing built within {limit_s:g} s", file=sys.stderr, flush=True)
         os._exit(0)
 
-    class SeemsCuda(torch.Tensor):
-        @property
-        def is_cuda(self):
-            return True
-
-        @property
-        def device(self):
-            return torch.device("cuda", 0)
-
     torch.set_num_threads(1)  # beside other builds' compilers
     cpp_extension._run_ninja_build = stopping
     threading.Thread(target=watchdog, daemon=True).start()
     try:
         inputs = make_inputs(problem, 0, "cpu")
         if seems_cuda:
-            inputs = [x.as_subclass(SeemsCuda) if isinstance(x, torch.Tensor) else x
+            inputs = [gpu_stand_ins.seems_cuda(x) if isinstance(x, torch.Tensor) else x
                       for x in inputs]
-        with torch.no_grad():
+        with torch.no_grad(), \
+                gpu_stand_ins.cuda_on_cpu() if seems_cuda else contextlib.nullcontext():
             model(*inputs)
     except BuildReached:
         print("first call: built", file=sys.stderr)
@@ -577,24 +570,6 @@ def first_call(model, problem, seems_cuda: bool, limit_s: float = FIRST_CALL_S) 
         print(f"first call without a GPU: {type(exc).__name__}: {exc}", file=sys.stderr)
     finally:
         cpp_extension._run_ninja_build = run
-
-
-def pretend_cuda() -> None:
-    """Let the candidate believe in a GPU in this build process of a CUDA run: generated code
-    often builds only `if torch.cuda.is_available()`, and would otherwise leave its build to
-    its compile item, one at a time while the GPU idles. What needs a real GPU after the build
-    fails here harmlessly; the compile item judges the candidate with one."""
-    import torch
-
-    torch.cuda.is_available = lambda: True
-    torch.cuda.device_count = lambda: 1
-    torch.cuda.current_device = lambda: 0
-    # The device being built for, as `TORCH_CUDA_ARCH_LIST` names it ("9.0"): generated code
-    # often builds only on a capability check (CUDA-L1's level-1 problem 6 does).
-    arch = os.environ.get("TORCH_CUDA_ARCH_LIST", "").split(";")[0].split()[0:1]
-    major, _, minor = (arch[0] if arch else "0.0").partition(".")
-    capability = (int(major) if major.isdigit() else 0, int(minor[:1]) if minor[:1].isdigit() else 0)
-    torch.cuda.get_device_capability = lambda device=None: capability
 
 
 def main(argv: list[str]) -> int:
@@ -610,7 +585,7 @@ def main(argv: list[str]) -> int:
     echo_build_errors()
     cuda_run = bool(os.environ.get("TORCH_CUDA_ARCH_LIST"))  # set for CUDA runs only
     if cuda_run:
-        pretend_cuda()
+        gpu_stand_ins.pretend_cuda()
     try:
         module = import_file(Path(argv[1]), "kb_build", confine.own_folder())
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything

@@ -289,6 +289,8 @@ def test_on_a_cuda_run_a_build_gated_on_a_gpu_happens_in_the_build_process(tmp_p
         "    def __init__(self):\n"
         "        super().__init__()\n"
         "        if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9:\n"
+        "            self.stream = torch.cuda.Stream()  # made before the build, as CUDA-L1's L2/10\n"
+        "            torch.cuda.current_stream().wait_stream(self.stream)\n"
         "            self.ext = load_inline(name='kb_gated', cpp_sources=SRC, functions=['twice'])\n"
         "        torch.zeros(1, device='cuda')  # what needs a real GPU fails here, harmlessly\n")
     problem = tmp_path / "1_Twice.py"
@@ -306,7 +308,7 @@ def test_on_a_cuda_run_a_build_gated_on_a_gpu_happens_in_the_build_process(tmp_p
 def _first_call_files(tmp_path, forward: str):
     candidate = tmp_path / "cand.py"
     candidate.write_text(
-        "import time\nfrom pathlib import Path\nimport torch.nn as nn\n"
+        "import time\nfrom pathlib import Path\nimport torch\nimport torch.nn as nn\n"
         "from torch.utils.cpp_extension import load_inline\n"
         "SRC = '#include <torch/extension.h>\\ntorch::Tensor twice(torch::Tensor x) "
         "{ return x * 2; }'\n"
@@ -337,6 +339,43 @@ def test_a_build_at_the_first_call_happens_in_the_build_process_and_nothing_afte
     assert done.returncode == 0, done.stderr
     assert list((tmp_path / "ext").rglob("kb_first*.so")) and "first call: built" in done.stderr
     assert not (tmp_path / "after").exists()  # the call stopped once the build was over
+
+
+def test_a_first_call_that_makes_its_output_on_the_gpu_before_building_builds_ahead(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    # As CUDA-L1's L2/4 and L2/67: the output is made on the input's device, then the build.
+    candidate, problem = _first_call_files(tmp_path, (
+        "        if not x.is_cuda:\n"
+        "            return x * 2\n"
+        "        out = torch.empty(x.shape, device=x.device, dtype=x.dtype)\n"
+        "        with torch.cuda.stream(torch.cuda.Stream()):\n"
+        "            x = x.cuda().to('cuda', non_blocking=True)\n"
+        "        ext = load_inline(name='kb_made_first', cpp_sources=SRC, functions=['twice'])\n"
+        "        return out.copy_(ext.twice(x))\n"))
+    env = {**os.environ, **builds.build_env(tmp_path / "ext", "9.0"), "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.builds", str(candidate),
+                           str(problem)], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert list((tmp_path / "ext").rglob("kb_made_first*.so")), done.stderr
+
+
+def test_under_the_build_process_stand_in_what_asks_for_the_gpu_stays_on_the_cpu():
+    import torch
+
+    from pytest_kernelbench import gpu_stand_ins
+
+    with gpu_stand_ins.cuda_on_cpu():
+        made = [torch.zeros(2, device="cuda"), torch.empty(2, device=torch.device("cuda", 0)),
+                torch.ones(2, device=0), torch.zeros_like(torch.ones(2), device="cuda:0")]
+        x = torch.ones(3)
+        moved = [x.cuda(), x.to("cuda"), x.to(torch.device("cuda"), non_blocking=True),
+                 x.to(0), x.pin_memory()]
+        assert torch.arange(3, device="cuda").sum().item() == 3
+    assert all(t.device.type == "cpu" for t in made + moved)
+    assert all(t is x for t in moved[:1] + moved[4:])
 
 
 def test_a_first_call_that_builds_nothing_is_cut_off(tmp_path):
