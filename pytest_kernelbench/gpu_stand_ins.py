@@ -5,7 +5,7 @@ The build process sees no GPU (a build needs none), but generated code often rea
 `torch.cuda.Stream()` made in `__init__`, `if x.is_cuda` and an output made with
 `device=x.device` at the first call. Without stand-ins such a candidate builds in its compile
 or correctness item, one at a time, where a cold run spent 32-74 s on each of five CUDA-L1
-candidates (docs/performance.md). Nothing here runs on a GPU and nothing measured depends on it:
+candidates (docs/gpu-runs.md). Nothing here runs on a GPU and nothing measured depends on it:
 what needs a real GPU after the build fails harmlessly, the first call stops once its build is
 over (builds.first_call), and the items judge the candidate on the GPU.
 """
