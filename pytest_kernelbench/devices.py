@@ -175,8 +175,8 @@ def _take_for_timing(handle, path: Path, request: TimingRequest) -> None:
 
 
 # Draining the device for a timing costs every other worker of the device the rest of its
-# current request (2.5 s at the median of 85 drains in a CUDA-L1 run at -n 8, while 1.4
-# timings ran per drain, docs/performance.md), so timings gather first: the gate closes
+# current request (1.6 s a drain on average in a CUDA-L1 run at -n 8, where 1.8 timings ran
+# per drain; docs/performance.md, "The timing gate"), so timings gather first: the gate closes
 # when `batch` of them wait, or the oldest has waited GATHER_S, and stays closed while any of
 # them is queued or timing. A timing waiting to gather costs its own worker alone.
 GATHER_S = 3.0
