@@ -346,7 +346,7 @@ def device_schedule(records: list[dict]) -> dict[str, dict]:
         exclusive_s = idle_s = 0.0
         by_holders: dict[int, float] = {}
         last = on_device[0][0]
-        since_timing = True  # no shared hold started since the last timing
+        shared_since_timing = True  # so the next timing starts a drain of its own
         for when, step, is_alone in on_device:
             elapsed = when - last
             if alone:
@@ -360,12 +360,12 @@ def device_schedule(records: list[dict]) -> dict[str, dict]:
                 alone += step
                 if step > 0:
                     timings += 1
-                    batches += int(not since_timing or timings == 1)
-                    since_timing = True
+                    batches += int(shared_since_timing)
+                    shared_since_timing = False
             else:
                 shared += step
                 if step > 0:
-                    since_timing = False
+                    shared_since_timing = True
         schedules[device] = {
             "span_s": on_device[-1][0] - on_device[0][0], "exclusive_s": exclusive_s,
             "idle_s": idle_s, "shared_s_by_holders": dict(sorted(by_holders.items())),

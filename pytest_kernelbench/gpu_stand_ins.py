@@ -13,6 +13,7 @@ over (builds.first_call), and the items judge the candidate on the GPU.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from typing import Any
 
@@ -54,6 +55,11 @@ def pretend_cuda() -> None:
 
 def seems_cuda(tensor):
     """The tensor, saying it is on the GPU (generated code often builds only `if x.is_cuda`)."""
+    return tensor.as_subclass(_seems_cuda_type())
+
+
+@functools.cache
+def _seems_cuda_type() -> type:
     import torch
 
     class SeemsCuda(torch.Tensor):
@@ -65,7 +71,7 @@ def seems_cuda(tensor):
         def device(self):
             return torch.device("cuda", 0)
 
-    return tensor.as_subclass(SeemsCuda)
+    return SeemsCuda
 
 
 def _names_cuda(value: Any) -> bool:
