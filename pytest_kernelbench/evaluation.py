@@ -290,6 +290,7 @@ class Evaluator:
                 self._remember_build_failure(case, reply)
         if not isinstance(reply, Fault):  # where the load's time went
             record["load_phases"] = {"worker_start": round(self.sandbox.start_s, 6),
+                                     **self.sandbox.start_parts,
                                      **(reply.header.get("phases") or {})}
         record.update(tf32_by_candidate=not isinstance(reply, Fault) and bool(reply.header.get("tf32")),
                       extension="none", extension_error=None,

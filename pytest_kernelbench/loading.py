@@ -274,10 +274,14 @@ def use_huge_pages() -> None:
     os.environ.setdefault(HUGE_PAGES_VARIABLE, "1")
 
 
-def release_cached_memory() -> None:
+def release_cached_memory(keep_bytes: int = 0) -> None:
     """Give the GPU memory this process's allocator keeps cached back to the driver, so that
     processes sharing the GPU (xdist workers and their sandboxes) do not run each other out of
-    memory with blocks none of them uses. Live tensors stay; a process without CUDA does nothing."""
+    memory with blocks none of them uses. Live tensors stay; a process without CUDA does nothing.
+    With keep_bytes, a cache of at most that many unused bytes is kept."""
     torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_initialized():
-        torch.cuda.empty_cache()
+    if torch is None or not torch.cuda.is_initialized():
+        return
+    if keep_bytes and torch.cuda.memory_reserved() - torch.cuda.memory_allocated() <= keep_bytes:
+        return
+    torch.cuda.empty_cache()

@@ -154,6 +154,7 @@ class Sandbox:
         self._quieted = False  # its worker stopped, stepped aside, while a timing runs
         self._paused = False  # its worker stopped between stages (pause)
         self.start_s = 0.0  # how long the last request waited for a new worker to start
+        self.start_parts: dict[str, float] = {}  # of which: confinement, CUDA context and check
         # (problem, candidate) and what the worker reported refusing, in answer to a release
         self.unreported: tuple[tuple | None, list[str]] | None = None
 
@@ -167,7 +168,7 @@ class Sandbox:
                 return violation(attempts, self.confinement)
         self._let_timings_in()
         self._resume()
-        self.start_s = 0.0
+        self.start_s, self.start_parts = 0.0, {}
         if self.child_pid is None or key != self.child_key:
             self.stop_child()
             began = time.perf_counter()
@@ -311,6 +312,7 @@ class Sandbox:
     def _start_child(self, header: dict) -> Fault | None:
         if self.zygote is None or self.zygote.poll() is not None:
             self._start_zygote()
+        began = time.perf_counter()
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         assert self.control is not None
@@ -334,10 +336,13 @@ class Sandbox:
             self.stop_child()  # an error of the machine, never a verdict on the candidate
             raise confine.ConfineError(f"--kb-confine=require: the worker could not be "
                                        f"confined: {self.confinement}")
+        confined = time.perf_counter()
         try:
             self.cuda_ipc = self.device.startswith("cuda") and self._probe_cuda()
         except (EOFError, OSError):
             return self._lost(log_start)
+        self.start_parts = {"start_confine": round(confined - began, 6),
+                            "start_cuda": round(time.perf_counter() - confined, 6)}
         return None
 
     def _start_zygote(self) -> None:

@@ -66,6 +66,9 @@ def test_the_json_report_holds_environment_config_and_one_record_per_sample(kb):
     assert scale["timing"] == "events" and scale["timing_stopped"] in {"rse", "budget"}
     assert scale["candidate_stats"]["n"] >= 2 and scale["candidate_stats"]["rse"] >= 0
     assert {"load", "run", "time", "burst"} <= set(scale["harness_s"])
+    phases = scale["load_phases"]
+    assert {"worker_start", "start_confine", "start_cuda", "import", "construct"} <= set(phases)
+    assert phases["start_confine"] + phases["start_cuda"] <= phases["worker_start"]
     assert scale["placement"] == {"worker": None, "device": "cpu", "gpu_uuid": None,
                                   "worker_gpu_uuid": None}
     held = scale["held"]

@@ -3,6 +3,8 @@ tested in test_sandbox.py)."""
 
 from __future__ import annotations
 
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,36 @@ def test_a_load_says_where_its_time_went():
     assert header["ok"] and list(header["phases"]) == ["problem", "libraries", "import",
                                                        "construct"]
     assert all(seconds >= 0 for seconds in header["phases"].values())
+
+
+class CachingAllocator:
+    """torch.cuda as release_cached_memory sees it: bytes reserved, bytes in use, empties."""
+
+    def __init__(self, reserved: int, allocated: int):
+        self.reserved, self.allocated, self.emptied = reserved, allocated, 0
+
+    def is_initialized(self) -> bool:
+        return True
+
+    def memory_reserved(self) -> int:
+        return self.reserved
+
+    def memory_allocated(self) -> int:
+        return self.allocated
+
+    def empty_cache(self) -> None:
+        self.emptied += 1
+        self.reserved = self.allocated
+
+
+@pytest.mark.parametrize("reserved, keep, emptied", [
+    (5 << 20, 0, 1),  # a stage's end: everything unused goes back
+    (5 << 20, 8 << 20, 0),  # between requests: a small cache stays
+    (12 << 20, 8 << 20, 1),  # a large one goes back all the same
+])
+def test_cached_gpu_memory_goes_back_unless_a_small_cache_may_stay(monkeypatch, reserved, keep,
+                                                                  emptied):
+    allocator = CachingAllocator(reserved=reserved, allocated=1 << 20)
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=allocator))
+    loading.release_cached_memory(keep)
+    assert allocator.emptied == emptied
