@@ -19,7 +19,6 @@ from typing import Any
 
 from pytest_kernelbench import builds, confine, faults, kernels, loading, nested, ordering, timing, wire
 
-
 # The unused GPU memory a worker keeps cached between two requests of one stage: small
 # beside a device's memory, even with one worker per core of a 16-core host.
 KEPT_CACHE_BYTES = 1 << 30
