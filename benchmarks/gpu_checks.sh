@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="eval hostile audit launch contexts sidebyside graph ncu builds repeat baselines xdist multigpu devices
+# Usage: [KB_SECTIONS="eval hostile audit launch contexts starts sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
@@ -70,6 +70,11 @@ fi
 if [[ " $sections " == *" contexts "* ]]; then
     echo "== timings on a quiet GPU and beside processes making CUDA contexts (worker starts)"
     python3 benchmarks/context_beside_timing.py 2>&1 | tail -8
+fi
+
+if [[ " $sections " == *" starts "* ]]; then
+    echo "== a worker's CUDA context, made on a quiet GPU and beside each kind of other work"
+    python3 benchmarks/context_start_cost.py 2>&1 | tail -8
 fi
 
 if [[ " $sections " == *" sidebyside "* ]]; then
