@@ -60,6 +60,10 @@ class Worker:
     def __init__(self) -> None:
         self.loaded: Loaded | None = None
         self.shared: list = []  # tensors the parent may still be copying out over CUDA IPC
+        # The last trial's inputs, alive until the next trial's are drawn: a new draw never
+        # lands where the last one was, so a candidate that reads its first call's addresses
+        # (a CUDA graph captured then and replayed) reads an old draw and is caught.
+        self.last_inputs: list = []
 
     def handle(self, request: dict) -> tuple[dict, list[bytes]]:
         reply, blobs = self.answer(request)
@@ -73,6 +77,7 @@ class Worker:
         self.shared = []
         try:
             if op == "release":  # the stage is done (the reply is followed by empty_cache)
+                self.last_inputs = []
                 if self.loaded is not None:
                     self.loaded.timing_sets = ((), [])
                 return {"ok": True}, []
@@ -158,6 +163,7 @@ class Worker:
                 loading.synchronize(device)
             run = lambda: forward(loaded.model, inputs, device)  # noqa: E731
         output = guarded(run, "forward", request["candidate"])
+        self.last_inputs = inputs  # the last trial's go only now, after this one ran
         blobs: list[bytes] = []
         keep_alive = self.shared if request.get("cuda_ipc") else None
         streams = len(ordering.own_streams(device)) if request.get("order_trials") else 0

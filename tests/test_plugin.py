@@ -198,6 +198,14 @@ def test_an_output_buffer_reused_across_calls_is_not_a_cache(kb):
     assert any("same buffer" in flag for flag in record["flags"]), record["flags"]
 
 
+def test_a_candidate_that_replays_its_first_calls_addresses_fails_correctness(kb):
+    # As a CUDA graph captured at the first call does: it reads where the first input was.
+    kb.run("address_replay", args=("-k", "ReLU", "--kb-trials=3", "-m", "not kb_speed"))
+    record = kb.records()[("address_replay", 2, "s0")]
+    assert record["status"] == "cheat", record
+    assert record["error"].startswith("trial 1") and "inputs of trial 0" in record["error"]
+
+
 def test_an_honest_answer_to_a_problem_of_rounding_noise_passes(kb):
     # The output is zero in exact arithmetic: another summation order is as far from the
     # fp32 reference as the reference is from the truth, which a float64 reference shows.
