@@ -230,11 +230,11 @@ def make_timer(device: str):
 def host_was_slow(reported_s: float, wall_s: float, timed_s: float, baseline_reported_s: float,
                   baseline_wall_s: float, device: str) -> bool:
     """Whether a candidate whose burst (wall_s per call, by the harness's clock) is too slow
-    for its reported median was slowed by a busy host, not hiding time: the worker's own timer
-    agrees with the harness's clock over that burst (no tampered timer, no work escaping it),
-    and the baseline's burst in the same worker was slowed as much against its own report
-    (so work handed to a thread between timed calls, which does not slow the baseline, still
-    shows)."""
+    for its reported median was slowed by its host, not hiding time: the worker's own timer
+    agrees with the harness's clock over that burst (no tampered timer, no work escaping it;
+    a GPU burst has no such figure, timed_s inf), and the baseline's burst in the same worker
+    was slowed as much against its own report (so work handed to a thread or stream between
+    timed calls, which does not slow the baseline, still shows)."""
     if not plausible(timed_s, wall_s, device):
         return False
     host_factor = baseline_wall_s / baseline_reported_s if baseline_reported_s > 0 else 1.0

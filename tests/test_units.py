@@ -214,6 +214,22 @@ def test_a_busy_host_is_told_from_hidden_time(timed, baseline_wall, slow):
     assert host_was_slow(10e-6, 40e-6, timed, 100e-6, baseline_wall, "cpu") is slow
 
 
+@pytest.mark.parametrize(("reported", "wall", "baseline_reported", "baseline_wall", "slow"), [
+    # SwinTransformerV2's candidate on an H200 (ms): its eager reference's burst ran 1.6x its
+    # timed calls, the candidate's 2.1x
+    (12.67e-3, 26.89e-3, 11.18e-3, 17.93e-3, True),
+    # work on a stream the events do not see, beside a baseline that runs as timed
+    (1.0e-3, 9.0e-3, 2.0e-3, 2.1e-3, False),
+])
+def test_on_a_gpu_a_launch_bound_burst_is_told_from_hidden_work(reported, wall, baseline_reported,
+                                                                 baseline_wall, slow):
+    from pytest_kernelbench.timing import host_was_slow
+
+    # a GPU burst carries no figure of the worker's own timer
+    assert host_was_slow(reported, wall, float("inf"), baseline_reported, baseline_wall,
+                         "cuda") is slow
+
+
 def test_the_summary_says_when_speedups_rest_on_too_few_calls_for_an_interval():
     from pytest_kernelbench import report
 
