@@ -336,7 +336,7 @@ def device_schedule(records: list[dict]) -> dict[str, dict]:
     for record in records:
         timed = _timed(record)
         for stage, start, end in hold_spans(record):
-            by_itself = stage == "ncu" or (stage == "speed" and timed)
+            by_itself = _alone(stage, timed)
             on_device = events.setdefault(_device_of(record), [])
             on_device += [(start, 1, by_itself), (end, -1, by_itself)]
     schedules = {}
@@ -373,8 +373,14 @@ def device_schedule(records: list[dict]) -> dict[str, dict]:
     return schedules
 
 
+def _alone(stage: str, timed: bool) -> bool:
+    """Whether a stage holds its device alone: a timing, or Nsight Compute's replays."""
+    return stage == "ncu" or (stage == "speed" and timed)
+
+
 def timing_overlaps(records: list[dict]) -> list[tuple[str, str]]:
-    """Pairs of lock holds on one physical device where a timing overlapped any other hold.
+    """Pairs of lock holds on one physical device where a hold that needs the device alone (a
+    timing, an Nsight Compute profile) overlapped any other hold.
 
     Reads the `placement` and `held` fields of report records; an empty list is what the
     per-device lock promises. Holds of one process that nest (compile inside correct) are shared
@@ -386,15 +392,15 @@ def timing_overlaps(records: list[dict]) -> list[tuple[str, str]]:
         timed = _timed(record)
         for stage, start, end in hold_spans(record):
             holds.setdefault(_device_of(record), []).append((start, end, f"{label}:{stage}",
-                                                             stage == "speed" and timed))
+                                                             _alone(stage, timed)))
     found = []
     for on_device in holds.values():
         on_device.sort()
-        for i, (start, end, name, timing) in enumerate(on_device):
-            for other_start, other_end, other, other_timing in on_device[i + 1:]:
+        for i, (start, end, name, alone) in enumerate(on_device):
+            for other_start, other_end, other, other_alone in on_device[i + 1:]:
                 if other_start >= end:
                     break
-                if (timing or other_timing) and other_start < end and start < other_end:
+                if (alone or other_alone) and other_start < end and start < other_end:
                     found.append((name, other))
     return found
 

@@ -216,6 +216,9 @@ def test_a_timing_that_overlaps_other_work_on_its_gpu_is_found():
     ]
     assert timing_overlaps(records) == [("s/L1/1/s0:speed", "s/L1/2/s0:correct")]
     assert timing_overlaps(records[2:]) == []
+    # Nsight Compute's replays hold the device alone as a timing does
+    profiled = _held(5, "GPU-b", timing=None, correct=[0, 1], ncu=[2.2, 2.4])
+    assert timing_overlaps([records[3], profiled]) == [("s/L1/4/s0:correct", "s/L1/5/s0:ncu")]
     # the speed item of a case that failed only skips, under the shared lock
     skipped = _held(5, "GPU-a", timing=None, correct=[0, 1], speed=[4.5, 4.6])
     assert timing_overlaps([records[1], skipped]) == []
