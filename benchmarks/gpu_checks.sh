@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="eval hostile audit launch contexts starts sidebyside graph ncu builds repeat baselines xdist multigpu devices
+# Usage: [KB_SECTIONS="eval hostile audit launch contexts starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
@@ -75,6 +75,12 @@ fi
 if [[ " $sections " == *" starts "* ]]; then
     echo "== a worker's CUDA context, made on a quiet GPU and beside each kind of other work"
     python3 benchmarks/context_start_cost.py 2>&1 | tail -8
+fi
+
+if [[ " $sections " == *" idle "* ]]; then
+    # --kb-drain=stop: the idle probe must wait for work another process left queued
+    echo "== devices.wait_for_idle after another process's queued work"
+    python3 benchmarks/idle_probe_check.py 2>&1 | tail -12 || failed=1
 fi
 
 if [[ " $sections " == *" sidebyside "* ]]; then

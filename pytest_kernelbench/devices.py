@@ -125,6 +125,7 @@ class DeviceHold:
         self.outermost = outermost  # a nested hold shares its lock with the one around it
         self.held = True
         self.aside: list[list[float]] = []  # [from, to] wall-clock spans stepped aside
+        self.busy = False  # a timing's GPU did not go idle (device_lock's idle_first)
 
     def step_aside(self) -> bool:
         """Let the lock go; only a shared hold does (a timing keeps the device to itself)."""
@@ -268,6 +269,34 @@ def _locked_elsewhere(handle, mode: int = fcntl.LOCK_EX) -> bool:
     return False
 
 
+# With --kb-drain=stop a timing takes its GPU while other workers' candidates are stopped in
+# mid-request, with work of theirs perhaps still queued on it: it waits until a call of its own
+# comes back as fast as only an idle GPU answers (another process's kernels get the GPU until
+# their time slice ends), IDLE_ROUNDS times in a row.
+IDLE_ROUND_TRIP_S = 200e-6
+IDLE_ROUNDS = 3
+IDLE_TIMEOUT_S = 10.0
+
+
+def wait_for_idle(device: str, timeout_s: float = IDLE_TIMEOUT_S) -> bool:
+    """Whether the GPU went idle within timeout_s (a CPU device is idle at once)."""
+    if not device.startswith("cuda"):
+        return True
+    import torch
+
+    probe = torch.zeros(1, device=device)
+    torch.cuda.synchronize(device)
+    deadline, quiet = time.monotonic() + timeout_s, 0
+    while quiet < IDLE_ROUNDS:
+        if time.monotonic() > deadline:
+            return False
+        began = time.perf_counter()
+        probe.add_(1)
+        torch.cuda.synchronize(device)
+        quiet = quiet + 1 if time.perf_counter() - began < IDLE_ROUND_TRIP_S else 0
+    return True
+
+
 def _wait_for_timings(path: Path) -> None:
     """Return once the timing gate is open: shared work queues behind the timings that
     gathered before it, so they run back to back instead of each waiting for its own drain."""
@@ -276,7 +305,8 @@ def _wait_for_timings(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def device_lock(device: str, exclusive: bool, batch: int = 1) -> Iterator[DeviceHold]:
+def device_lock(device: str, exclusive: bool, batch: int = 1,
+                idle_first: bool = False) -> Iterator[DeviceHold]:
     """Hold the device's lock: shared for ordinary work, exclusive for timing.
 
     A timing first gathers with others (TimingRequest, gate_is_closed: up to `batch` of them,
@@ -289,7 +319,8 @@ def device_lock(device: str, exclusive: bool, batch: int = 1) -> Iterator[Device
     (_wait_for_timings), so the timings that gathered all run before the next shared work. A
     hold nested in one already held here skips all of this: waiting there while holding the
     lock would never end. An exclusive hold also marks the host as timing
-    (timing_in_progress) and gives the run's compilers QUIET_SETTLE_S to pause.
+    (timing_in_progress) and gives the run's compilers QUIET_SETTLE_S to pause; with
+    idle_first it then waits for the GPU to go idle (wait_for_idle; `busy` says it did not).
     """
     depth = getattr(_HOLDS, "depth", 0)
     mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
@@ -307,6 +338,8 @@ def device_lock(device: str, exclusive: bool, batch: int = 1) -> Iterator[Device
         hold = DeviceHold(handle, path, mode, outermost=not depth)
         try:
             with _timing() if exclusive and not depth else contextlib.nullcontext():
+                if idle_first and exclusive and not depth:
+                    hold.busy = not wait_for_idle(device)
                 yield hold
         finally:
             _HOLDS.depth = depth

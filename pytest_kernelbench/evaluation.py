@@ -119,7 +119,8 @@ class Evaluator:
         env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
         # Candidate code may not read other candidates or the builds made from them.
         protected = (*settings.candidate_dirs, self.build_cache)
-        self.sandbox = Sandbox(env, device, settings.confine, protected)
+        self.sandbox = Sandbox(env, device, settings.confine, protected,
+                               stops_for_timings=settings.drain == "stop")
         self._done: dict[tuple[Case, str], Outcome] = {}
         self._problem_path: Path | None = None
         self._problem: Any = None
@@ -203,7 +204,8 @@ class Evaluator:
     def _held(self, case: Case, stage: str, run, exclusive: bool) -> Outcome:
         """Run one stage under the device lock and note in its record how it held it."""
         asked = time.monotonic()
-        with device_lock(self.device, exclusive, self.timing_batch) as hold:
+        with device_lock(self.device, exclusive, self.timing_batch,
+                         idle_first=self.settings.drain == "stop") as hold:
             held_from = time.time()
             lock_wait_s = time.monotonic() - asked
             outer_hold, self.sandbox.hold = self.sandbox.hold, hold
@@ -240,6 +242,10 @@ class Evaluator:
             charge(outcome.record, "lock_wait", lock_wait_s)
         if hold.aside:  # spans it let others use the device while a compiler ran
             outcome.record["aside"] = {**outcome.record.get("aside", {}), stage: hold.aside}
+        if hold.busy:
+            outcome.record["flags"] = [*(outcome.record.get("flags") or []), (
+                f"the GPU was still busy {devices.IDLE_TIMEOUT_S:g} s after the work sharing it "
+                "was stopped: something outside this run's control ran beside this stage")]
         return outcome
 
     def _let_go_of_memory(self) -> None:
@@ -861,7 +867,10 @@ class Evaluator:
         started = time.perf_counter()
         left = max(self._deadline - time.monotonic(), 0.001)
         reply = self.sandbox.request(header, min(timeout_s or left, left))
-        charge(record, op, time.perf_counter() - started)
+        charge(record, op, time.perf_counter() - started - self.sandbox.stopped_s)
+        if self.sandbox.stopped_s:  # stopped for others' timings: the stage gets that time back
+            self._deadline += self.sandbox.stopped_s
+            charge(record, "stopped", self.sandbox.stopped_s)
         return reply
 
     def _header(self, op: str, case: Case, **extra) -> dict:

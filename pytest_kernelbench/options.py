@@ -14,6 +14,7 @@ import pytest
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 MODES = ("train", "eval")
 TIMINGS = ("events", "graph", "auto")
+DRAINS = ("wait", "stop")
 UPSTREAM_RULES = ("v0", "main")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -87,6 +88,12 @@ def parse_mode(text: str) -> str:
 def parse_timing(text: str) -> str:
     if text not in TIMINGS:
         raise argparse.ArgumentTypeError(f"timing must be events, graph or auto, got {text!r}")
+    return text
+
+
+def parse_drain(text: str) -> str:
+    if text not in DRAINS:
+        raise argparse.ArgumentTypeError(f"drain must be wait or stop, got {text!r}")
     return text
 
 
@@ -253,6 +260,11 @@ OPTIONS: tuple[Option, ...] = (
            "back to events with a note when a side cannot be captured); auto: graph for "
            "launch-bound problems, whose eager baseline takes under 50 us per call "
            "(default: {default}).", "HOW", parse_timing),
+    Option("--kb-drain", "drain", "how a timing gets its device from the work sharing it: "
+           "wait: once each worker's request in progress ends (timings gather first, so that "
+           "the device drains once for several); stop: each worker's candidate process is "
+           "stopped where it is and the GPU waited on until idle, every timing at once "
+           "(default: {default}).", "HOW", parse_drain),
     Option("--kb-rse", "target_rse", "stop timing once the median of each side is known to this "
            "relative standard error, e.g. 0.005 = 0.5%%; --benchmark-max-time still caps the time; "
            "0 always spends the budget (default: {default}).", "X", parse_fraction),
@@ -379,6 +391,7 @@ class Settings:
     flag_speedup: float = 10.0
     require_kernel: bool = False
     timing: str = "events"
+    drain: str = "wait"
     target_rse: float = 0.005
     baseline: str = "eager"
     baseline_cache: Path | None = None

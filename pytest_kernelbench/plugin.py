@@ -60,8 +60,9 @@ def kb_evaluator(request: pytest.FixtureRequest):
     run = request.config.stash[RUN_KEY]
     evaluator = Evaluator(run.settings, run.device, run.manifest, run.problem_digests,
                           run.started_s, run.broken, xdist_worker(request.config))
-    evaluator.timing_batch = devices.timing_batch(xdist_worker_count(request.config),
-                                                  gpu_count(run.settings.device, run.device))
+    # Stopping the work that shares a GPU takes a moment, not a drain: no timing gathers then.
+    evaluator.timing_batch = 1 if run.settings.drain == "stop" else devices.timing_batch(
+        xdist_worker_count(request.config), gpu_count(run.settings.device, run.device))
     if run.build_pool is not None:  # a case's compile item waits for its own build only
         evaluator.wait_for_build = run.build_pool.wait_for
         evaluator.build_entry = run.build_pool.entry

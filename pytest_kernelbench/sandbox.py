@@ -52,6 +52,10 @@ COMPILERS = frozenset({"ninja", "nvcc", "cicc", "ptxas", "cudafe++", "fatbinary"
                        "c++", "g++", "gcc", "cc", "cc1", "cc1plus", "clang", "clang++", "ld",
                        "ld.bfd", "ld.gold", "collect2", "as"})
 BUILD_POLL_S = 0.1  # how often a waiting request looks for a compiler under its worker
+# Requests whose worker may be stopped in mid-request for a timing (--kb-drain=stop): a start,
+# a load, a correctness trial. A timing's own requests hold the device alone, and a profile's
+# kernel count or profiler session is left to run through.
+STOPPABLE = frozenset({"load", "run"})
 
 
 def compiling(root: int) -> bool:
@@ -130,7 +134,8 @@ class Sandbox:
     needs, writes only its scratch and build folders, and may not read `protected` folders."""
 
     def __init__(self, env: dict[str, str] | None = None, device: str = "cpu",
-                 confine_mode: str = "off", protected: tuple[Path, ...] = ()):
+                 confine_mode: str = "off", protected: tuple[Path, ...] = (),
+                 stops_for_timings: bool = False):
         self.env = {**os.environ, **(env or {}), **devices.worker_env(device)}
         self.device = device
         self.confine_mode = confine_mode
@@ -152,6 +157,11 @@ class Sandbox:
         self.hold: devices.DeviceHold | None = None
         self.steps_aside = device.startswith("cuda")
         self._quieted = False  # its worker stopped, stepped aside, while a timing runs
+        # --kb-drain=stop: a request in progress does not hold up a timing; its worker is
+        # stopped where it is until the timings ran (stop_for_timings), and stopped_s says for
+        # how long in the last request, which its deadlines give back.
+        self.stops_for_timings = stops_for_timings
+        self.stopped_s = 0.0
         self._paused = False  # its worker stopped between stages (pause)
         self.start_s = 0.0  # how long the last request waited for a new worker to start
         self.start_parts: dict[str, float] = {}  # of which: confinement, CUDA context and check
@@ -168,7 +178,7 @@ class Sandbox:
                 return violation(attempts, self.confinement)
         self._let_timings_in()
         self._resume()
-        self.start_s, self.start_parts = 0.0, {}
+        self.start_s, self.start_parts, self.stopped_s = 0.0, {}, 0.0
         if self.child_pid is None or key != self.child_key:
             self.stop_child()
             began = time.perf_counter()
@@ -184,7 +194,10 @@ class Sandbox:
         started_s = time.perf_counter()
         try:
             wire.write_message(self.to_child, {**header, "cuda_ipc": self.cuda_ipc})
-            if not self._wait_readable(timeout_s):
+            # A stream-order trial is left to run through: stopped halfway, its work would
+            # meet its inputs in another order than the trial sets up.
+            if not self._wait_readable(timeout_s, stoppable=header.get("op") in STOPPABLE
+                                       and not header.get("order")):
                 self.stop_child()
                 return Fault(faults.TIMEOUT, f"no answer within {seconds(timeout_s)} s (--kb-timeout); "
                              "the worker was killed", self._log_since(log_start))
@@ -324,7 +337,7 @@ class Sandbox:
         log_start = self._log_size()
         try:
             wire.write_message(self.to_child, {"op": "ping", "policy": self._policy(header)})
-            if not self._wait_readable(STARTUP_TIMEOUT_S):
+            if not self._wait_readable(STARTUP_TIMEOUT_S, stoppable=True):
                 self.stop_child()
                 return Fault(faults.CRASHED, f"the worker did not start within "
                              f"{STARTUP_TIMEOUT_S:g} s", self._log_since(log_start))
@@ -381,7 +394,7 @@ class Sandbox:
         import torch
 
         wire.write_message(self.to_child, {"op": "ipc_probe", "device": self.worker_device})
-        if not self._wait_readable(STARTUP_TIMEOUT_S):
+        if not self._wait_readable(STARTUP_TIMEOUT_S, stoppable=True):
             return False
         reply, payload = wire.read_message(self.from_child)
         if not reply.get("ok"):
@@ -401,8 +414,11 @@ class Sandbox:
         except Exception:  # noqa: BLE001 - any failure means: send bytes instead
             return False
 
-    def _wait_readable(self, timeout_s: float) -> bool:
+    def _wait_readable(self, timeout_s: float, stoppable: bool = False) -> bool:
+        """Whether the worker answered within timeout_s, not counting the time it was stopped
+        for timings (stoppable requests, --kb-drain=stop)."""
         deadline = time.monotonic() + timeout_s
+        stops = stoppable and self.stops_for_timings and self.hold is not None
         try:
             while True:
                 left = deadline - time.monotonic()
@@ -410,14 +426,36 @@ class Sandbox:
                     return False
                 watching = self.hold is not None and self.steps_aside
                 aside = watching and not self.hold.held  # type: ignore[union-attr]
-                poll_s = devices.QUIET_POLL_S if aside else BUILD_POLL_S if watching else 1.0
+                poll_s = devices.QUIET_POLL_S if aside or stops else \
+                    BUILD_POLL_S if watching else 1.0
                 ready, _, _ = select.select([self.from_child], [], [], min(left, poll_s))
                 if ready:
                     return True
                 if watching:
                     self._make_way()
+                if stops:
+                    deadline += self._stop_for_timings()
         finally:
             self._rejoin()
+
+    def _stop_for_timings(self) -> float:
+        """With the gate closed, stop the worker where it is and let the device go until the
+        timings ran (the timing waits for the work it queued: devices.wait_for_idle); seconds
+        it was stopped."""
+        if self.hold is None or not self.hold.timing_waits():
+            return 0.0
+        began = time.monotonic()
+        stopped = self._signal_child(signal.SIGSTOP)
+        loading.synchronize(self.device)  # what this process queued is done before it goes
+        self.hold.step_aside()
+        try:
+            self.hold.step_back()
+        finally:
+            if stopped:
+                self._signal_child(signal.SIGCONT)
+        spent = time.monotonic() - began
+        self.stopped_s += spent
+        return spent
 
     def _make_way(self) -> None:
         """While the worker waits on a compiler it does no GPU work: the device lock it runs

@@ -388,6 +388,43 @@ def test_a_shared_stage_lets_a_waiting_timing_in_between_two_requests(tmp_path, 
     assert result["held"]["correct"][1] > seen["released"]
 
 
+def test_with_drain_stop_a_timing_stops_a_request_in_progress(tmp_path, monkeypatch):
+    # The first correctness trial's forward works for 1.5 s: a timing that asks meanwhile gets
+    # the device at once, the candidate stopped where it is until the timing ran; the trial
+    # then goes on, and neither its time nor its deadline counts the stop.
+    from pathlib import Path
+
+    from pytest_kernelbench import Session
+
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
+    relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
+    ticks = tmp_path / "ticks"  # when the long forward worked
+    candidate = tmp_path / "2_ReLU.py"
+    candidate.write_text(
+        "import time\nimport torch\n\nCALLS = []\n\n"
+        "class ModelNew(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        CALLS.append(1)\n"
+        "        for _ in range(150 if len(CALLS) == 1 else 0):\n"
+        f"            open({str(ticks)!r}, 'a').write(repr(time.time()) + '\\n')\n"
+        "            time.sleep(0.01)\n"
+        "        return torch.relu(x)\n")
+    seen: dict[str, float] = {}
+
+    other = _timing_once_there_is(ticks, seen, "asked", hold_s=1.0)
+    with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0, confine="off",
+                 drain="stop") as session:
+        result = session.evaluate(relu, candidate)
+    other.join()
+    assert result["status"] == "passed", result["error"]
+    assert seen["taken"] - seen["asked"] < 0.5  # not the rest of the 1.5 s request
+    stamps = [float(line) for line in ticks.read_text().split()]
+    assert not [t for t in stamps if seen["taken"] < t < seen["released"]]
+    assert stamps[-1] > seen["released"]  # the request went on afterwards
+    assert result["harness_s"]["stopped"] >= 0.9
+    assert result["harness_s"]["run"] < 1.5 + 0.9  # the stop left out of the request's time
+
+
 def test_a_thread_the_candidate_left_running_is_stopped_between_stages(tmp_path):
     from pathlib import Path
 
