@@ -183,7 +183,7 @@ class Sandbox:
             self.stop_child()
             began = time.perf_counter()
             started = self._start_child(header)  # on a GPU: the worker's CUDA context too
-            self.start_s = time.perf_counter() - began
+            self.start_s = time.perf_counter() - began - self.stopped_s  # not others' timings
             if isinstance(started, Fault):
                 return started
             self.child_key = key
@@ -349,13 +349,14 @@ class Sandbox:
             self.stop_child()  # an error of the machine, never a verdict on the candidate
             raise confine.ConfineError(f"--kb-confine=require: the worker could not be "
                                        f"confined: {self.confinement}")
-        confined = time.perf_counter()
+        confined, stopped = time.perf_counter(), self.stopped_s
         try:
             self.cuda_ipc = self.device.startswith("cuda") and self._probe_cuda()
         except (EOFError, OSError):
             return self._lost(log_start)
-        self.start_parts = {"start_confine": round(confined - began, 6),
-                            "start_cuda": round(time.perf_counter() - confined, 6)}
+        self.start_parts = {"start_confine": round(confined - began - stopped, 6),
+                            "start_cuda": round(time.perf_counter() - confined
+                                                - (self.stopped_s - stopped), 6)}
         return None
 
     def _start_zygote(self) -> None:
