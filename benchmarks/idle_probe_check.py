@@ -9,8 +9,9 @@ stopped worker's queue runs on without its host), telling this process when the 
 this process asks wait_for_idle at once. It must return after the child's work ended, never
 before: each line prints how long after (negative: before, the probe failed).
 
-  matmuls  40 products of 8192x8192 floats (about a second of large kernels)
-  small    20000 additions on a vector of 1024 floats (a long queue of tiny kernels)
+  matmuls  40 products of 8192x8192 floats (most of a second of large kernels)
+  small    20000 spin kernels of about 25 us (a queue of tiny kernels, as deep as CUDA lets it)
+  long     one spin kernel of about half a second (the GPU shared only by time slices)
   quiet    nothing queued: what the probe costs on an idle GPU
 """
 
@@ -30,9 +31,12 @@ def queue_work(kind: str, device: str, queued, finished) -> None:
     if kind == "matmuls":
         a = torch.randn(8192, 8192, device=device)
         work = lambda: [a @ a for _ in range(40)]  # noqa: E731
+    elif device == "cpu":  # no spin kernel on a CPU
+        work = lambda: time.sleep(0.5)  # noqa: E731
+    elif kind == "small":
+        work = lambda: [torch.cuda._sleep(50_000) for _ in range(20000)]  # noqa: E731
     else:
-        x = torch.ones(1024, device=device)
-        work = lambda: [x.add_(1) for _ in range(20000)]  # noqa: E731
+        work = lambda: torch.cuda._sleep(1_000_000_000)  # noqa: E731
     if device != "cpu":
         torch.cuda.synchronize()
     work()
@@ -48,8 +52,9 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     fork = multiprocessing.get_context("spawn")  # a child with a CUDA context of its own
+    torch.zeros(1, device=args.device)  # this process's own context, made before the tries
     early = 0
-    for kind in ("matmuls", "small"):
+    for kind in ("matmuls", "small", "long"):
         for _ in range(args.repeats):
             queued, finished = fork.Event(), fork.Queue()
             child = fork.Process(target=queue_work, args=(kind, args.device, queued, finished))
