@@ -474,8 +474,8 @@ class Evaluator:
         clock (_bound_by_harness_clock): on a CPU, where other work on the host slows bursts
         more than single timed calls, and on a GPU, where a model whose calls are bound by
         their launches can run its calls back to back at up to twice its timed calls' time
-        (the eager reference of SwinTransformerV2 did, 1.6-2.2x in three runs of four) and a candidate
-        like it then read as hiding work.
+        (the eager reference of SwinTransformerV2 did, 1.6-2.2x in three runs of four) and a
+        candidate like it then read as hiding work.
         """
         calls, wall_s, timed_s = burst_calls(reported_s), float("inf"), float("inf")
         for _ in range(BURST_TRIES):

@@ -158,7 +158,7 @@ class Sandbox:
         self.steps_aside = device.startswith("cuda")
         self._quieted = False  # its worker stopped, stepped aside, while a timing runs
         # --kb-drain=stop: a request in progress does not hold up a timing; its worker is
-        # stopped where it is until the timings ran (stop_for_timings), and stopped_s says for
+        # stopped where it is until the timings ran (_stop_for_timings), and stopped_s says for
         # how long in the last request, which its deadlines give back.
         self.stops_for_timings = stops_for_timings
         self.stopped_s = 0.0
