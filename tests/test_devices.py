@@ -425,6 +425,21 @@ def test_with_drain_stop_a_timing_stops_a_request_in_progress(tmp_path, monkeypa
     assert result["harness_s"]["run"] < 1.5 + 0.9  # the stop left out of the request's time
 
 
+def test_a_timing_whose_gpu_never_went_idle_says_so(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from pytest_kernelbench import Session, devices
+
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
+    monkeypatch.setattr(devices, "wait_for_idle", lambda device: False)
+    relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
+    good = Path(__file__).parent / "examples" / "candidates" / "good" / "level1" / "2_ReLU.py"
+    with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0, confine="off",
+                 drain="stop") as session:
+        result = session.evaluate(relu, good)
+    assert any("still busy" in flag for flag in result["flags"]), result["flags"]
+
+
 def test_a_thread_the_candidate_left_running_is_stopped_between_stages(tmp_path):
     from pathlib import Path
 
