@@ -420,6 +420,7 @@ class Sandbox:
         for timings (stoppable requests, --kb-drain=stop)."""
         deadline = time.monotonic() + timeout_s
         stops = stoppable and self.stops_for_timings and self.hold is not None
+        looked_for_compilers = 0.0
         try:
             while True:
                 left = deadline - time.monotonic()
@@ -432,7 +433,9 @@ class Sandbox:
                 ready, _, _ = select.select([self.from_child], [], [], min(left, poll_s))
                 if ready:
                     return True
-                if watching:
+                # the process tree is walked every BUILD_POLL_S, however often the gate is read
+                if watching and (aside or time.monotonic() - looked_for_compilers >= BUILD_POLL_S):
+                    looked_for_compilers = time.monotonic()
                     self._make_way()
                 if stops:
                     deadline += self._stop_for_timings()
