@@ -346,7 +346,7 @@ def device_lock(device: str, exclusive: bool, batch: int = 1,
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _timed(record: dict) -> bool:
+def timed_alone(record: dict) -> bool:
     """Whether a record's speed stage held the device alone (a failed case's only skips)."""
     return record.get("timing") is not None or \
         (record.get("upstream") or {}).get("speedup") is not None
@@ -367,7 +367,7 @@ def device_schedule(records: list[dict]) -> dict[str, dict]:
     while the holds before it end."""
     events: dict[str, list[tuple[float, int, bool]]] = {}
     for record in records:
-        timed = _timed(record)
+        timed = timed_alone(record)
         for stage, start, end in hold_spans(record):
             by_itself = _alone(stage, timed)
             on_device = events.setdefault(_device_of(record), [])
@@ -422,7 +422,7 @@ def timing_overlaps(records: list[dict]) -> list[tuple[str, str]]:
     holds: dict[str, list[tuple[float, float, str, bool]]] = {}
     for record in records:
         label = f"{record['candidate_set']}/L{record['level']}/{record['problem_id']}/{record['sample']}"
-        timed = _timed(record)
+        timed = timed_alone(record)
         for stage, start, end in hold_spans(record):
             holds.setdefault(_device_of(record), []).append((start, end, f"{label}:{stage}",
                                                              _alone(stage, timed)))

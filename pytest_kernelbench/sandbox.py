@@ -52,9 +52,9 @@ COMPILERS = frozenset({"ninja", "nvcc", "cicc", "ptxas", "cudafe++", "fatbinary"
                        "c++", "g++", "gcc", "cc", "cc1", "cc1plus", "clang", "clang++", "ld",
                        "ld.bfd", "ld.gold", "collect2", "as"})
 BUILD_POLL_S = 0.1  # how often a waiting request looks for a compiler under its worker
-# Requests whose worker may be stopped in mid-request for a timing (--kb-drain=stop): a start,
-# a load, a correctness trial. A timing's own requests hold the device alone, and a profile's
-# kernel count or profiler session is left to run through.
+# Requests whose worker may be stopped in mid-request for a timing (--kb-drain=stop): a load
+# and a correctness trial (and a new worker's start, _start_child). A timing's own requests
+# hold the device alone, and a profile's kernel count or profiler session runs through.
 STOPPABLE = frozenset({"load", "run"})
 
 
@@ -171,6 +171,7 @@ class Sandbox:
     def request(self, header: dict, timeout_s: float) -> Reply | Fault:
         """Send one request to the candidate's worker and wait at most timeout_s for its reply."""
         key = (header.get("problem"), header.get("candidate"))
+        self.start_s, self.start_parts, self.stopped_s = 0.0, {}, 0.0  # of this request alone
         if self.unreported is not None:  # said at the candidate's next request, if any
             (of, attempts), self.unreported = self.unreported, None
             if of == key:
@@ -178,7 +179,6 @@ class Sandbox:
                 return violation(attempts, self.confinement)
         self._let_timings_in()
         self._resume()
-        self.start_s, self.start_parts, self.stopped_s = 0.0, {}, 0.0
         if self.child_pid is None or key != self.child_key:
             self.stop_child()
             began = time.perf_counter()
