@@ -159,8 +159,10 @@ class BuildPool:
         self._changed = threading.Condition()
         self._stopping = False
         self._thread: threading.Thread | None = None
+        self._announced = None  # devices.announce_compilers, while builds are left
 
     def start(self) -> BuildPool:
+        self._announced = devices.announce_compilers()
         self._thread = threading.Thread(target=self.run, name="kb-builds", daemon=True)
         self._thread.start()
         return self
@@ -207,8 +209,11 @@ class BuildPool:
                 if self._stopping:
                     self._queue.clear()
                     _signal_builds(running, signal.SIGKILL)
+                # none starts while a timing runs: one that began before this pool's
+                # announcement did not pause for compilers
                 while paused_at is None and self._queue and (
-                        len(running) < self.jobs or self._queue[0].folder in self._urgent):
+                        len(running) < self.jobs or self._queue[0].folder in self._urgent) \
+                        and not devices.timing_in_progress():
                     build = self._queue.pop(0)
                     started = _start(build, self.arch, self.protected)
                     if started is None:
@@ -219,6 +224,9 @@ class BuildPool:
                         build.status = "running"
                         running.append((build, *started, time.perf_counter()))
                 if not self._queue and not running:
+                    if self._announced is not None:
+                        self._announced.close()
+                        self._announced = None
                     self._changed.notify_all()
                     return
             time.sleep(devices.QUIET_POLL_S)

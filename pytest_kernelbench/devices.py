@@ -81,7 +81,8 @@ def lock_path(device: str) -> Path:
 
 _HOLDS = threading.local()  # how many device locks this thread holds (nested stages)
 # A timing waits this long after taking the device, so that the run's compilers, which look
-# every QUIET_POLL_S, have paused before its first call.
+# every QUIET_POLL_S, have paused before its first call. Only while compilers may run
+# (compilers_may_run): the wait was most of the idle time between holds in a warm run.
 QUIET_POLL_S = 0.02
 QUIET_SETTLE_S = 0.06
 
@@ -110,8 +111,28 @@ def timing_in_progress() -> bool:
 def _timing() -> Iterator[None]:
     with open(timing_marker(), "a+") as marker:
         fcntl.flock(marker, fcntl.LOCK_SH)
-        time.sleep(QUIET_SETTLE_S)
+        if compilers_may_run():
+            time.sleep(QUIET_SETTLE_S)
         yield
+
+
+def compilers_marker() -> Path:
+    """One file per host, held (shared) by each build pool with builds queued or running and
+    by each stage stepped aside for its worker's compiler (announce_compilers)."""
+    return Path(tempfile.gettempdir()) / "pytest-kernelbench-compilers.lock"
+
+
+def announce_compilers():
+    """An open file that says, until it is closed, that compilers of this run may be running.
+    Taken before any compiler starts, so a timing that finds no such file needs no pause."""
+    handle = open(compilers_marker(), "a+")
+    fcntl.flock(handle, fcntl.LOCK_SH)
+    return handle
+
+
+def compilers_may_run() -> bool:
+    with open(compilers_marker(), "a+") as handle:
+        return _locked_elsewhere(handle)
 
 
 class DeviceHold:

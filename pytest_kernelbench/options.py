@@ -261,9 +261,9 @@ OPTIONS: tuple[Option, ...] = (
            "launch-bound problems, whose eager baseline takes under 50 us per call "
            "(default: {default}).", "HOW", parse_timing),
     Option("--kb-drain", "drain", "how a timing gets its device from the work sharing it: "
-           "wait: once each worker's request in progress ends (timings gather first, so that "
-           "the device drains once for several); stop: each worker's candidate process is "
-           "stopped where it is and the GPU waited on until idle, every timing at once "
+           "stop: each worker's candidate process is stopped where it is and the GPU waited "
+           "on until idle, every timing at once; wait: once each worker's request in progress "
+           "ends (timings gather first, so that the device drains once for several) "
            "(default: {default}).", "HOW", parse_drain),
     Option("--kb-rse", "target_rse", "stop timing once the median of each side is known to this "
            "relative standard error, e.g. 0.005 = 0.5%%; --benchmark-max-time still caps the time; "
@@ -391,7 +391,7 @@ class Settings:
     flag_speedup: float = 10.0
     require_kernel: bool = False
     timing: str = "events"
-    drain: str = "wait"
+    drain: str = "stop"
     target_rse: float = 0.005
     baseline: str = "eager"
     baseline_cache: Path | None = None

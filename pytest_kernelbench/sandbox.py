@@ -52,10 +52,12 @@ COMPILERS = frozenset({"ninja", "nvcc", "cicc", "ptxas", "cudafe++", "fatbinary"
                        "c++", "g++", "gcc", "cc", "cc1", "cc1plus", "clang", "clang++", "ld",
                        "ld.bfd", "ld.gold", "collect2", "as"})
 BUILD_POLL_S = 0.1  # how often a waiting request looks for a compiler under its worker
-# Requests whose worker may be stopped in mid-request for a timing (--kb-drain=stop): a load
-# and a correctness trial (and a new worker's start, _start_child). A timing's own requests
-# hold the device alone, and a profile's kernel count or profiler session runs through.
-STOPPABLE = frozenset({"load", "run"})
+# Requests whose worker may be stopped in mid-request for a timing (--kb-drain=stop): a load,
+# a correctness trial and a kernel attribution, which times nothing (and a new worker's start,
+# _start_child). A timing's own requests hold the device alone. Left to run through, the
+# attributions' profiler sessions (up to 6 s) held the device for 63 s of a CUDA-L1 run's
+# 347 s with every other worker stopped behind them (docs/performance.md).
+STOPPABLE = frozenset({"load", "run", "profile"})
 
 
 def compiling(root: int) -> bool:
@@ -157,6 +159,7 @@ class Sandbox:
         self.hold: devices.DeviceHold | None = None
         self.steps_aside = device.startswith("cuda")
         self._quieted = False  # its worker stopped, stepped aside, while a timing runs
+        self._compilers = None  # devices.announce_compilers, while stepped aside for them
         # --kb-drain=stop: a request in progress does not hold up a timing; its worker is
         # stopped where it is until the timings ran (_stop_for_timings), and stopped_s says for
         # how long in the last request, which its deadlines give back.
@@ -474,6 +477,7 @@ class Sandbox:
                 return
         building = self.child_pid is not None and compiling(self.child_pid)
         if building and self.hold.held:
+            self._compilers = devices.announce_compilers()  # before a timing can come in
             self.hold.step_aside()
         elif not building and not self.hold.held:
             self._rejoin()
@@ -487,6 +491,9 @@ class Sandbox:
             self.hold.step_back()
         finally:
             self._quieted = False
+            if self._compilers is not None:
+                self._compilers.close()
+                self._compilers = None
             if stopped:
                 self._signal_child(signal.SIGCONT)
 

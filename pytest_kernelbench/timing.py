@@ -116,13 +116,15 @@ class Measurement:
 
 
 def measure_interleaved(turns: dict[str, Turn], device: str, budget_s: float, min_rounds: int,
-                        target_rse: float = 0.0, warmup_s: float = 0.05) -> Measurement:
+                        target_rse: float = 0.0, warmup_s: float = 0.05,
+                        max_rounds: int = MAX_ROUNDS) -> Measurement:
     """Per-call times in seconds for each turn, run in turns (A B A B ...).
 
     Turns make clock and thermal drift hit every side alike. On CUDA each call is bracketed
     by events after flushing the L2 cache, and the device is synchronized after every call so
     that no work is left running into the next measurement. Rounds go on until every side's
-    median is known to target_rse (0 turns that rule off), or the budget is spent.
+    median is known to target_rse (0 turns that rule off), the budget is spent, or max_rounds
+    (at least min_rounds) ran.
     """
     timer = make_timer(device)
     names = list(turns)
@@ -160,7 +162,7 @@ def measure_interleaved(turns: dict[str, Turn], device: str, budget_s: float, mi
             next_check = max(rounds + RSE_CHECK_EVERY, int(rounds * RSE_CHECK_GROWTH))
         if time.perf_counter() >= deadline:
             return Measurement(samples, "budget", rounds)
-        if rounds >= MAX_ROUNDS:
+        if rounds >= max_rounds:
             return Measurement(samples, "max_rounds", rounds)
 
 

@@ -234,8 +234,10 @@ class Worker:
         turns = {name: dataclasses.replace(turn, prepare=with_flags(
             policy if name == "baseline" else own, turn.prepare)) for name, turn in turns.items()}
         measured = guarded(
-            lambda: timing.measure_interleaved(turns, device, request["budget_s"],
-                                               request["min_rounds"], request.get("target_rse", 0)),
+            lambda: timing.measure_interleaved(
+                turns, device, request["budget_s"], request["min_rounds"],
+                request.get("target_rse", 0),
+                max_rounds=request.get("max_rounds") or timing.MAX_ROUNDS),
             "forward", request["candidate"])
         for index in range(len(sets)):  # a draw whose kept output was dropped: one more call
             if index not in last_outputs:

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from pytest_kernelbench import devices
 from pytest_kernelbench.devices import (
     TimingRequest,
     bind_device,
@@ -335,7 +336,9 @@ def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path):
     seen: dict[str, float] = {}
 
     other = _timing_once_there_is(started, seen, "build", hold_s=1.5)
-    with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0, confine="off") as session:
+    # drain=wait: with stop, the timing could stop the worker before its compiler is seen
+    with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0, confine="off",
+                 drain="wait") as session:
         # Only a GPU's stages step aside (on a CPU the compiler would share the timing's cores):
         # turned on here to run the same code on the CPU.
         session._evaluator.sandbox.steps_aside = True
@@ -374,7 +377,8 @@ def test_a_shared_stage_lets_a_waiting_timing_in_between_two_requests(tmp_path, 
     seen: dict[str, float] = {}
 
     other = _timing_once_there_is(calls, seen, "asked", hold_s=1.0)
-    with Session(device="cpu", trials=4, time_budget_s=0.05, p=0.0, confine="off") as session:
+    with Session(device="cpu", trials=4, time_budget_s=0.05, p=0.0, confine="off",
+                 drain="wait") as session:
         result = session.evaluate(relu, candidate)
     other.join()
     assert result["status"] == "passed", result["error"]
@@ -485,6 +489,24 @@ def test_a_timing_marks_the_host_as_timing_and_shared_work_does_not():
     assert seen == [True] and not timing_in_progress()
 
 
+def test_a_timing_pauses_for_compilers_only_while_some_may_run(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's files alone
+    monkeypatch.setattr(devices, "QUIET_SETTLE_S", 0.5)
+
+    def seconds_to_take_the_device() -> float:
+        began = time.monotonic()
+        with device_lock("cpu", exclusive=True):
+            return time.monotonic() - began
+
+    assert seconds_to_take_the_device() < 0.25
+    announced = devices.announce_compilers()  # as a build pool or a compiling worker does
+    try:
+        assert seconds_to_take_the_device() >= 0.5
+    finally:
+        announced.close()
+    assert seconds_to_take_the_device() < 0.25
+
+
 def test_builds_stop_while_a_timing_runs_and_finish_afterwards(tmp_path):
     from pytest_kernelbench import builds
 
@@ -502,11 +524,13 @@ def test_builds_stop_while_a_timing_runs_and_finish_afterwards(tmp_path):
     while not ticks.exists() and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.2)
+    assert devices.compilers_may_run()  # so the timing below waits for the build to pause
     with device_lock("cpu", exclusive=True):
         taken = time.time()
         time.sleep(1.0)
         released = time.time()
     pool.close()
+    assert not devices.compilers_may_run()
     stamps = [float(line) for line in ticks.read_text().split()]
     assert planned[0].status == "deferred" and len(stamps) == 200  # it ran to its end
     assert not [t for t in stamps if taken + 0.05 < t < released]

@@ -54,6 +54,18 @@ def test_timing_stops_once_the_target_rse_is_met_and_otherwise_spends_the_budget
     assert spent.stopped == "budget" and spent.rounds >= 3
 
 
+def test_a_timing_for_upstreams_figure_stops_at_the_rounds_upstream_times():
+    bounded = timing.measure_interleaved({"a": _counting_turn(1e-5, [])}, "cpu", budget_s=5.0,
+                                         min_rounds=5, target_rse=0.0, warmup_s=0.0,
+                                         max_rounds=30)
+    assert bounded.stopped == "max_rounds" and bounded.rounds == 30
+    assert len(bounded.samples_s["a"]) == 30
+    at_least = timing.measure_interleaved({"a": _counting_turn(1e-5, [])}, "cpu", budget_s=5.0,
+                                          min_rounds=40, target_rse=0.0, warmup_s=0.0,
+                                          max_rounds=30)
+    assert at_least.rounds == 40  # min_rounds is the user's floor, whatever bounds the rest
+
+
 def test_turns_alternate_between_sides():
     order: list[str] = []
     turns = {name: timing.Turn(run=lambda name=name: order.append(name)) for name in ("a", "b")}
