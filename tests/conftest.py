@@ -9,10 +9,16 @@ import pytest
 # like torch (or a torch module that registers operators) cannot be imported a second time into
 # the same interpreter.
 import torch  # noqa: F401
-import torch._dynamo  # noqa: F401
-import torch.utils.flop_counter  # noqa: F401
 
 from pytest_kernelbench import record
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Only when this suite runs: a `pytest --kb-...` run from the repository's root loads this
+    # file too (testpaths), and these imports cost every one of its processes seconds.
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        import torch._dynamo  # noqa: F401
+        import torch.utils.flop_counter  # noqa: F401
 
 EXAMPLES = Path(__file__).parent / "examples"
 

@@ -274,3 +274,33 @@ def test_a_large_reference_is_let_go_while_the_worker_times_and_built_again_alik
 
 
 WRONG_LINEAR = LINEAR_CANDIDATE.replace("torch.clamp_min(", "0.5 * torch.clamp_min(")
+
+
+def test_a_host_whose_load_fell_after_the_candidates_bursts_is_no_cheat(monkeypatch):
+    # The candidate's first bursts ran while the host was loaded (both clocks, the worker's
+    # and the harness's, saw them ten times slower), the baseline's burst after them on a
+    # quiet host: a burst of the candidate's right after the baseline's tells the two apart.
+    import dataclasses
+
+    from pytest_kernelbench import evaluation
+
+    with Session(**FAST) as session:
+        ev = session._evaluator
+        asked = ev._ask
+        bursts: list[str] = []
+
+        def ask(record, op, case, timeout_s=None, **extra):
+            reply = asked(record, op, case, timeout_s, **extra)
+            if op != "burst":
+                return reply
+            bursts.append(extra.get("side", "candidate"))
+            if bursts.count("candidate") > evaluation.BURST_TRIES or "side" in extra:
+                return reply
+            header = {**reply.header, "timed_s": (reply.header.get("timed_s") or 0) * 10}
+            return dataclasses.replace(reply, header=header, wall_s=reply.wall_s * 10)
+
+        monkeypatch.setattr(ev, "_ask", ask)
+        result = valid(session.evaluate(RELU, GOOD))
+    assert result["status"] == "passed", result["error"]
+    assert bursts[:evaluation.BURST_TRIES + 2] == \
+        ["candidate"] * evaluation.BURST_TRIES + ["baseline", "candidate"]
