@@ -550,7 +550,9 @@ class Evaluator:
         upstream's scripts time (these timings hold the device alone, for a figure beside the
         verdict: 74 of a CUDA-L1 run's 185, most of them races)."""
         seeds = self._timing_seeds()
-        self._problem_facts(case, seeds)
+        # the problem and its reference loaded; not its facts (_problem_facts): a burst, a
+        # graph capture and a cost count, under the device held alone, that no verdict reads
+        self._reference_output(case, seeds[0])
         measured = self._time(case, record, seeds, "events", max_rounds=UPSTREAM_PERF_TRIALS)
         if not isinstance(measured, Fault):
             reply, baseline_samples = measured
