@@ -421,7 +421,7 @@ class Evaluator:
                                                  worker_baseline_s, notes)
         # unknown unless read
         record.update(custom_kernels=None, torch_only=None, kernel_attribution=None)
-        self._timed[case] = (ratio, notes, facts, samples["candidate"])
+        self._timed[case] = (ratio, notes, samples["candidate"])
         return Outcome(faults.PASSED, record=record)  # speed() goes on to _attribute
 
     def _attribute(self, case: Case) -> Outcome:
@@ -429,12 +429,13 @@ class Evaluator:
         call, or a profiler session), the speed of light, and the verdict. Nothing here is
         timed, and a profiler session takes seconds: holding the device alone for it would
         make every other worker wait. (--kb-profile's Nsight Compute runs after it, alone.)"""
-        ratio, notes, facts, candidate_samples = self._timed.pop(case)
+        ratio, notes, candidate_samples = self._timed.pop(case)
         record = dict(self._done[(case, "speed")].record)
-        self._note_kernels(case, record, facts["kernels"],
+        traits = self._problem_traits(case, self._timing_seeds())
+        self._note_kernels(case, record, traits["kernels"],
                            profiler=worth_profiling(ratio, record.get("speedup_interval"),
                                                     self.settings.p, self.settings.require_kernel))
-        self._note_speed_of_light(record, facts, record["candidate_time"])
+        self._note_speed_of_light(record, traits, record["candidate_time"])
         record["flags"] = record.get("flags", []) + notes + self._flags(record, ratio)
         return self._speed_verdict(record, ratio, candidate_samples)
 
@@ -721,18 +722,29 @@ class Evaluator:
 
     def _problem_facts(self, case: Case, seeds: list[int]) -> dict:
         """What this process measures of the baseline once per problem, with no candidate code
-        running: its wall time per call, the kernels the eager reference launches, its cost."""
+        running and the device held alone: its wall time per call."""
         self._reference_output(case, seeds[0])  # loads the problem and its reference model
         if "wall_s" not in self._per_problem:
             sets = [loading.make_inputs(self._problem, seed, self.device) for seed in seeds]
+            self._per_problem["wall_s"] = self._baseline_wall_s(case, sets)
+        return self._per_problem
+
+    def _problem_traits(self, case: Case, seeds: list[int]) -> dict:
+        """What the verdict reads of the problem, once: the kernels its eager reference
+        launches, its cost and its dtype. Nothing in it is timed, so it is read under the
+        shared hold of the attribute stage, not while a timing holds the device alone (or
+        before a large reference is let go, _set_reference_aside)."""
+        self._reference_output(case, seeds[0])  # loads the problem and its reference model
+        if "cost" not in self._per_problem:
+            first, last = (loading.make_inputs(self._problem, seed, self.device)
+                           for seed in (seeds[0], seeds[-1]))
             on_cuda = self.device.startswith("cuda")
             self._per_problem.update({
-                "wall_s": self._baseline_wall_s(case, sets),
-                "kernels": launched_kernels(self._reference_model(), sets[0], sets[-1],
+                "kernels": launched_kernels(self._reference_model(), first, last,
                                             self.device)[0]
                 if on_cuda else None,
-                "cost": roofline.problem_cost(self._reference_model(), sets[0]),
-                "dtype": input_dtype(sets[0]),
+                "cost": roofline.problem_cost(self._reference_model(), first),
+                "dtype": input_dtype(first),
             })
         return self._per_problem
 
@@ -756,11 +768,11 @@ class Evaluator:
             self._per_problem["baseline_model"] = model
         return self._per_problem["baseline_model"]
 
-    def _note_speed_of_light(self, record: dict, facts: dict, candidate_s: float) -> None:
-        dtype = facts["dtype"]
+    def _note_speed_of_light(self, record: dict, traits: dict, candidate_s: float) -> None:
+        dtype = traits["dtype"]
         if dtype not in self._ceilings:
             self._ceilings[dtype] = roofline.measure_ceilings(self.device, dtype)
-        cost = facts["cost"]
+        cost = traits["cost"]
         for seconds in (record["baseline_time"], candidate_s):
             self._ceilings[dtype] = roofline.raised(self._ceilings[dtype], cost, seconds or 0.0)
         ceilings = self._ceilings[dtype]
@@ -992,6 +1004,7 @@ class Evaluator:
             return
         for seed in seeds:
             self._reference_output(case, seed)
+        self._problem_traits(case, seeds)
         self._reference = None
         self._per_problem.pop("baseline_model", None)
         self._per_problem.pop("model64", None)

@@ -304,3 +304,17 @@ def test_a_host_whose_load_fell_after_the_candidates_bursts_is_no_cheat(monkeypa
     assert result["status"] == "passed", result["error"]
     assert bursts[:evaluation.BURST_TRIES + 2] == \
         ["candidate"] * evaluation.BURST_TRIES + ["baseline", "candidate"]
+
+
+def test_the_problems_cost_is_read_after_the_timing_not_while_it_holds_the_device(monkeypatch):
+    # Nothing of it is timed: under the shared hold that follows the timing, other workers go
+    # on meanwhile, where the timing's exclusive hold would keep them waiting.
+    from pytest_kernelbench import roofline
+
+    cost = roofline.problem_cost
+    while_timing: list[bool] = []
+    monkeypatch.setattr(roofline, "problem_cost", lambda *a: while_timing.append(
+        devices.timing_in_progress()) or cost(*a))
+    result = valid(evaluate(RELU, GOOD, **FAST))
+    assert result["status"] == "passed" and result["speed_of_light"]["flops"] >= 0
+    assert while_timing == [False]
