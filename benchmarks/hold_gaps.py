@@ -1,0 +1,103 @@
+"""Where a run's device was held by one worker alone, or by nobody, from its JSON report.
+
+  python benchmarks/hold_gaps.py REPORT.json [--top 8]
+
+Reads each record's `held` spans (less `aside`, devices.hold_spans), one device per report.
+Prints:
+- the seconds a single shared holder had the device while no timing ran, by stage and by
+  case: a stage that others wait behind (with --kb-drain=stop, one that is not stopped);
+- the gaps in which nobody held it: their count, sum and median, the longest with the span
+  that ended before each and the one that began after it, and their sum by that pair of stages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import statistics
+
+from pytest_kernelbench.devices import hold_spans, timed_alone
+
+
+def events(records: list[dict]) -> list[tuple[float, int, bool, str]]:
+    """(time, +1 start / -1 end, held alone, 'L1/2:stage') of every hold, in time order."""
+    found = []
+    for record in records:
+        timed = timed_alone(record)
+        name = f"L{record['level']}/{record['problem_id']}"
+        for stage, start, end in hold_spans(record):
+            alone = stage == "ncu" or (stage == "speed" and timed)
+            found += [(start, 1, alone, f"{name}:{stage}"), (end, -1, alone, f"{name}:{stage}")]
+    return sorted(found, key=lambda e: (e[0], e[1]))  # an end before a start at one time
+
+
+def single_holders(records: list[dict]) -> collections.Counter:
+    """Seconds each shared hold had the device to itself, no timing running."""
+    seconds: collections.Counter = collections.Counter()
+    holders: set[str] = set()
+    alone, last = 0, None
+    for when, step, is_alone, label in events(records):
+        if last is not None and not alone and len(holders) == 1:
+            seconds[next(iter(holders))] += when - last
+        last = when
+        if is_alone:
+            alone += step
+        elif step > 0:
+            holders.add(label)
+        else:
+            holders.discard(label)
+    return seconds
+
+
+def idle_gaps(records: list[dict]) -> list[tuple[float, str, str]]:
+    """(seconds, the hold that ended before, the hold that began after) of each gap."""
+    gaps, held, ended_at, ended = [], 0, None, "-"
+    for when, step, _, label in events(records):
+        if step > 0 and held == 0 and ended_at is not None:
+            gaps.append((when - ended_at, ended, label))
+        held += step
+        if held == 0:
+            ended_at, ended = when, label
+    return gaps
+
+
+def stage(label: str) -> str:
+    return label.split(":")[1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("report")
+    parser.add_argument("--top", type=int, default=8)
+    args = parser.parse_args()
+    records = [r for r in json.load(open(args.report))["results"] if r.get("held")]
+
+    single = single_holders(records)
+    by_stage: collections.Counter = collections.Counter()
+    for label, seconds in single.items():
+        by_stage[stage(label)] += seconds
+    print(f"one shared holder: {sum(single.values()):.1f} s; by stage: "
+          + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in by_stage.most_common()))
+    for label, seconds in single.most_common(args.top):
+        print(f"  {seconds:6.2f} s  {label}")
+
+    gaps = idle_gaps(records)
+    if not gaps:
+        print("no gap with nobody holding the device")
+        return 0
+    lengths = [seconds for seconds, _, _ in gaps]
+    print(f"{len(gaps)} gaps with nobody holding the device, {sum(lengths):.1f} s in all, "
+          f"median {statistics.median(lengths) * 1e3:.0f} ms")
+    for seconds, before, after in sorted(gaps, reverse=True)[:args.top]:
+        print(f"  {seconds:6.2f} s  after {before}, before {after}")
+    pairs: collections.Counter = collections.Counter()
+    for seconds, before, after in gaps:
+        pairs[f"{stage(before)} -> {stage(after)}"] += seconds
+    print("  by stages: " + ", ".join(f"{pair} {seconds:.1f} s"
+                                      for pair, seconds in pairs.most_common()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
