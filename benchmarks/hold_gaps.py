@@ -7,7 +7,10 @@ Prints:
 - the seconds a single shared holder had the device while no timing ran, by stage and by
   case: a stage that others wait behind (with --kb-drain=stop, one that is not stopped);
 - the gaps in which nobody held it: their count, sum and median, the longest with the span
-  that ended before each and the one that began after it, and their sum by that pair of stages.
+  that ended before each and the one that began after it, and their sum by that pair of stages;
+- the timings: those for a verdict and those for upstream's figure alone (a candidate only
+  upstream's rules pass), each with its seconds held alone and in the worker's `time`
+  request, and the rounds of the verdicts' timings against upstream's 100.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import collections
 import json
 import statistics
 
-from pytest_kernelbench.devices import hold_spans, timed_alone
+from pytest_kernelbench.devices import held_alone, hold_spans, timed_alone
+from pytest_kernelbench.evaluation import UPSTREAM_PERF_TRIALS
 
 
 def events(records: list[dict]) -> list[tuple[float, int, bool, str]]:
@@ -27,7 +31,7 @@ def events(records: list[dict]) -> list[tuple[float, int, bool, str]]:
         timed = timed_alone(record)
         name = f"L{record['level']}/{record['problem_id']}"
         for stage, start, end in hold_spans(record):
-            alone = stage == "ncu" or (stage == "speed" and timed)
+            alone = held_alone(stage, timed)
             found += [(start, 1, alone, f"{name}:{stage}"), (end, -1, alone, f"{name}:{stage}")]
     return sorted(found, key=lambda e: (e[0], e[1]))  # an end before a start at one time
 
@@ -62,6 +66,30 @@ def idle_gaps(records: list[dict]) -> list[tuple[float, str, str]]:
     return gaps
 
 
+def timings(records: list[dict]) -> None:
+    """Print the timings' seconds, for a verdict and for upstream's figure alone."""
+    def alone_s(record: dict) -> float:
+        start, end = record["held"]["speed"]
+        return end - start
+
+    def time_s(record: dict) -> float:
+        return (record.get("harness_s") or {}).get("time", 0.0)
+
+    timed = [r for r in records if timed_alone(r) and "speed" in r["held"]]
+    ours = [r for r in timed if r.get("timing") is not None]
+    theirs = [r for r in timed if r.get("timing") is None]
+    for name, group in (("for a verdict", ours), ("for upstream's figure alone", theirs)):
+        print(f"timings {name}: {len(group)}, {sum(map(alone_s, group)):.1f} s alone, "
+              f"{sum(map(time_s, group)):.1f} s of it in the worker's timing")
+    rounds = [(r["baseline_stats"]["n"], time_s(r)) for r in ours if r.get("baseline_stats")]
+    if rounds:
+        over = sum(seconds * (1 - UPSTREAM_PERF_TRIALS / n) for n, seconds in rounds
+                   if n > UPSTREAM_PERF_TRIALS)
+        print(f"  verdicts' rounds: median {statistics.median(n for n, _ in rounds):.0f}; at "
+              f"most {UPSTREAM_PERF_TRIALS} would have saved {over:.1f} s of their "
+              f"{sum(seconds for _, seconds in rounds):.1f} s")
+
+
 def stage(label: str) -> str:
     return label.split(":")[1]
 
@@ -73,6 +101,7 @@ def main() -> int:
     args = parser.parse_args()
     records = [r for r in json.load(open(args.report))["results"] if r.get("held")]
 
+    timings(records)
     single = single_holders(records)
     by_stage: collections.Counter = collections.Counter()
     for label, seconds in single.items():

@@ -390,7 +390,7 @@ def device_schedule(records: list[dict]) -> dict[str, dict]:
     for record in records:
         timed = timed_alone(record)
         for stage, start, end in hold_spans(record):
-            by_itself = _alone(stage, timed)
+            by_itself = held_alone(stage, timed)
             on_device = events.setdefault(_device_of(record), [])
             on_device += [(start, 1, by_itself), (end, -1, by_itself)]
     schedules = {}
@@ -427,7 +427,7 @@ def device_schedule(records: list[dict]) -> dict[str, dict]:
     return schedules
 
 
-def _alone(stage: str, timed: bool) -> bool:
+def held_alone(stage: str, timed: bool) -> bool:
     """Whether a stage holds its device alone: a timing, or Nsight Compute's replays."""
     return stage == "ncu" or (stage == "speed" and timed)
 
@@ -446,7 +446,7 @@ def timing_overlaps(records: list[dict]) -> list[tuple[str, str]]:
         timed = timed_alone(record)
         for stage, start, end in hold_spans(record):
             holds.setdefault(_device_of(record), []).append((start, end, f"{label}:{stage}",
-                                                             _alone(stage, timed)))
+                                                             held_alone(stage, timed)))
     found = []
     for on_device in holds.values():
         on_device.sort()
