@@ -278,15 +278,22 @@ def _wait_for(build: Build) -> None:
 
 
 @contextlib.contextmanager
-def holding(folder: Path) -> Iterator[None]:
+def holding(folder: Path, while_waiting: Callable[[], contextlib.AbstractContextManager]
+            = contextlib.nullcontext) -> Iterator[None]:
     """Hold a build folder's lock, so that no other process builds into it meanwhile.
 
     Importing a candidate while another process builds its extension fails: torch waits for
-    that build, then loads whatever is there, and a failed build leaves nothing to load.
+    that build, then loads whatever is there, and a failed build leaves nothing to load. A
+    wait for another process's build runs inside while_waiting() (a device hold stepped
+    aside: a build takes a minute).
     """
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / LOCK_FILE, "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            with while_waiting():
+                fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             clear_stale_batons(folder)
             yield
@@ -315,6 +322,11 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
         return None
     if (build.folder / BUILT_MARKER).exists():  # finished by another worker meanwhile
         build.status = "cached"
+        lock.close()
+        return None
+    if (build.folder / FAILED_MARKER).exists():  # failed in another worker meanwhile
+        build.status = "failed"
+        build.message = "failed before: " + failure(build.folder)
         lock.close()
         return None
     if (build.folder / DEFERRED_MARKER).exists():

@@ -172,6 +172,16 @@ class DeviceHold:
         self.held = True
         self.aside[-1].append(round(time.time(), 6))
 
+    @contextlib.contextmanager
+    def stepped_aside(self) -> Iterator[None]:
+        """Let the lock go for the block (if this hold can), and take it back after."""
+        stepped = self.step_aside()
+        try:
+            yield
+        finally:
+            if stepped:
+                self.step_back()
+
 
 def _take(handle, path: Path, mode: int) -> None:
     if mode == fcntl.LOCK_SH:

@@ -284,7 +284,8 @@ class Evaluator:
             charge(record, "build_wait", self._build_waits.pop(case))
         if builds_one:
             record["prebuild"] = self.build_entry(folder)
-        with builds.holding(folder) if builds_one else contextlib.nullcontext():
+        with builds.holding(folder, self._device_aside) if builds_one \
+                else contextlib.nullcontext():
             if builds_one and not builds.intact(folder):
                 builds.discard(folder)
                 record["flags"] = [*record.get("flags", []), "its cached build had changed "
@@ -315,6 +316,11 @@ class Evaluator:
             return Outcome(reply.status, reply.message, reply.details, record=record)
         record.update(compiled=True)
         return Outcome(faults.PASSED, record=record)
+
+    def _device_aside(self):
+        """The running stage's device hold stepped aside, for a wait that needs no GPU."""
+        hold = self.sandbox.hold
+        return hold.stepped_aside() if hold is not None else contextlib.nullcontext()
 
     def _remember_build_failure(self, case: Case, reply) -> str:
         """A compiler failure in the worker is not run again for the same source. Returns the

@@ -507,6 +507,48 @@ def test_a_timing_pauses_for_compilers_only_while_some_may_run(tmp_path, monkeyp
     assert seconds_to_take_the_device() < 0.25
 
 
+def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp_path):
+    # Another worker's pool builds this source (it holds the build folder): the compile item,
+    # already under its shared hold, waits for that build with the hold stepped aside, or a
+    # timing of every other worker waits the minute the build takes.
+    from pathlib import Path
+
+    from pytest_kernelbench import Session, builds
+
+    relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
+    candidate = tmp_path / "2_ReLU.py"
+    candidate.write_text("# builds with torch.utils.cpp_extension.load_inline (not here)\n"
+                         "import torch\n\nclass ModelNew(torch.nn.Module):\n"
+                         "    def forward(self, x):\n        return torch.relu(x)\n")
+    free_while_waiting = []
+
+    with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0,
+                 build_cache=tmp_path / "cache") as session:
+        folder = builds.build_folder(tmp_path / "cache", candidate.read_bytes(),
+                                     builds.toolchain(session._evaluator.arch))
+        folder.mkdir(parents=True)
+        other_worker = open(folder / builds.LOCK_FILE, "a+")
+        fcntl.flock(other_worker, fcntl.LOCK_EX)
+
+        def look_then_finish() -> None:
+            with open(lock_path("cpu"), "a+") as handle:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    free_while_waiting.append(False)
+                else:
+                    free_while_waiting.append(True)
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+            other_worker.close()
+
+        threading.Timer(1.0, look_then_finish).start()
+        result = session.evaluate(relu, candidate)
+    assert free_while_waiting == [True]
+    assert result["status"] == "passed", result["error"]
+    [aside] = result["aside"]["compile"]
+    assert aside[1] - aside[0] >= 0.5  # the hold was let go for the wait, and taken back
+
+
 def test_builds_stop_while_a_timing_runs_and_finish_afterwards(tmp_path):
     from pytest_kernelbench import builds
 

@@ -222,6 +222,24 @@ def test_a_build_another_worker_holds_is_left_to_it_and_awaited(tmp_path):
     assert time.perf_counter() - started >= 0.4  # it waited for that build before returning
 
 
+def test_a_source_that_failed_in_another_worker_after_the_plan_is_not_built_again(tmp_path):
+    # Every xdist worker's pool plans all the builds: one that fails in the first worker's
+    # pool must not run its compiler again in each of the others (and hold up the compile
+    # item that waits for its folder meanwhile).
+    candidate = tmp_path / "a.py"
+    candidate.write_text("# load_inline\nimport time\ntime.sleep(30)\n")
+    [build] = builds.plan([candidate], tmp_path / "cache", arch="")
+    assert build.status == "pending"
+    build.folder.mkdir(parents=True)
+    (build.folder / builds.FAILED_MARKER).write_text("main.cpp:4:5: error: expected ';'")
+    started = time.perf_counter()
+    builds.BuildPool([build], arch="", jobs=1, timeout_s=60, on_done=lambda *_: None).run()
+    assert build.status == "failed"
+    assert build.message == "failed before: main.cpp:4:5: error: expected ';'"
+    assert not (build.folder / builds.LOG_FILE).exists()  # no build process was started
+    assert time.perf_counter() - started < 10
+
+
 def test_a_build_an_item_waits_for_starts_at_once_while_the_others_queue(tmp_path):
     # "Builds" that take a second each (their import sleeps), one at a time: the item that
     # needs the last one gets it first, not after all the others.
