@@ -4,13 +4,15 @@
         [--warm-limit SECONDS] [--build-cache DIR] [--only cold|warm] [PYTEST ARGS...]
 
 Each run is one `pytest` process (CUDA, the given arguments, e.g. `-n 4`), stopped with SIGINT
-at its limit (its report is kept). For each it prints: wall time; the builds (how many of each
-status, their summed and longest seconds, when the last one ended); seconds per candidate for
-each harness stage and each part of the workers' loads; the GPU's idle fraction, the
-share of the run's wall time in which no item held the device (from the records' `held`
-intervals: stages hold the device while they run candidate code on it); and how the device was
-shared (devices.device_schedule): seconds held alone by timings, seconds of shared holds and
-how many held at once, and how many timings each drain of the shared work let in.
+at its limit (its report is kept). The warm run orders its cases by the cold run's report
+(`--kb-costs`), as a rerun that writes the same `--kb-report` does. For each it prints: wall
+time; the builds (how many of each status, their summed and longest seconds, when the last one
+ended); seconds per candidate for each harness stage and each part of the workers' loads; the
+GPU's idle fraction, the share of the run's wall time in which no item held the device (from
+the records' `held` intervals: stages hold the device while they run candidate code on it); and
+how the device was shared (devices.device_schedule): seconds held alone by timings, seconds of
+shared holds and how many held at once, and how many timings each drain of the shared work let
+in.
 """
 
 from __future__ import annotations
@@ -95,6 +97,10 @@ def run(name: str, out: Path, args: argparse.Namespace, extra: list[str], limit:
     report = out / f"{name}.json"
     if name == "cold":  # every build from nothing
         shutil.rmtree(args.build_cache, ignore_errors=True)
+    cold = out / "cold.json"
+    if name == "warm" and cold.exists() and not any(a.startswith("--kb-costs") for a in extra):
+        # the order a rerun with the same --kb-report would take from the run before
+        extra = [f"--kb-costs={cold}", *extra]
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
                "--kb-device=cuda", f"--kb-problems={args.problems}",
                f"--kb-candidates={args.candidates}", f"--kb-build-cache={args.build_cache}",

@@ -263,7 +263,7 @@ class KernelBenchRun:
             # xdist hands cases out in this order: the longest first, so no GPU is left with
             # a long case at the end while the others idle.
             cases = schedule.longest_first(cases, self.costs)
-        cases = schedule.builds_last(cases, candidate_builds)
+        cases = schedule.builds_last(cases, candidate_builds, self.costs)
         case_order = {case: index for index, case in enumerate(cases)}
         # Stages of one case run back to back, so the worker keeps the candidate loaded.
         ours.sort(key=lambda item: (case_order[item.callspec.params["kb_case"]],  # type: ignore[attr-defined]

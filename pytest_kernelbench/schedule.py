@@ -6,7 +6,7 @@ leaves only short cases for the end. What a case costs is read from an earlier J
 (how long its stages held the device); a case the report does not know costs what other
 samples of its problem, else its level's known cases, cost at the median; with no report at
 all, deeper levels go first. With or without xdist, cases whose candidate builds an extension
-come after the rest (builds_last).
+come after the rest (builds_last), unless the report measured them: those keep their place.
 """
 
 from __future__ import annotations
@@ -63,12 +63,22 @@ def longest_first(cases: Sequence[Case], costs: dict[tuple, float]) -> list[Case
     return sorted(cases, key=lambda case: -expected_cost(case, costs))
 
 
-def builds_last(cases: Sequence[Case], builds: Callable[[Case], bool]) -> list[Case]:
+def measured(case: Case, costs: dict[tuple, float]) -> bool:
+    """Whether the costs report timed this very case (not a guess from its problem or level)."""
+    return (case.set_name, case.problem.level, case.problem.problem_id, case.sample) in costs
+
+
+def builds_last(cases: Sequence[Case], builds: Callable[[Case], bool],
+                costs: dict[tuple, float] | None = None) -> list[Case]:
     """The cases whose candidate builds an extension after the others, each group in its own
     order. The build pool works through the builds from the run's start either way; this way
     they run while the other cases' items do, where the first items would wait for theirs (at
-    `-n 8` on CUDA-L1's candidates, 23 s a case at the median, the device idle meanwhile)."""
-    building = [builds(case) for case in cases]
+    `-n 8` on CUDA-L1's candidates, 23 s a case at the median, the device idle meanwhile).
+
+    A case the costs report measured keeps its place: its build is most likely cached by now,
+    and one that builds inside its item in every run (its cost says so: 65-70 s for two of
+    CUDA-L1's) must start early, not at the end while the other workers run out of cases."""
+    building = [builds(case) and not measured(case, costs or {}) for case in cases]
     return [case for case, b in zip(cases, building) if not b] + \
         [case for case, b in zip(cases, building) if b]
 
