@@ -437,7 +437,8 @@ class Evaluator:
         make every other worker wait. (--kb-profile's Nsight Compute runs after it, alone.)"""
         ratio, notes, candidate_samples = self._timed.pop(case)
         record = dict(self._done[(case, "speed")].record)
-        traits = self._problem_traits(case, self._timing_seeds())
+        traits = self._problem_traits(case, self._timing_seeds(), record)
+        self._let_timings_in(record)
         self._note_kernels(case, record, traits["kernels"],
                            profiler=worth_profiling(ratio, record.get("speedup_interval"),
                                                     self.settings.p, self.settings.require_kernel))
@@ -735,24 +736,37 @@ class Evaluator:
             self._per_problem["wall_s"] = self._baseline_wall_s(case, sets)
         return self._per_problem
 
-    def _problem_traits(self, case: Case, seeds: list[int]) -> dict:
+    def _problem_traits(self, case: Case, seeds: list[int], record: dict | None = None) -> dict:
         """What the verdict reads of the problem, once: the kernels its eager reference
         launches, its cost and its dtype. Nothing in it is timed, so it is read under the
         shared hold of the attribute stage, not while a timing holds the device alone (or
-        before a large reference is let go, _set_reference_aside)."""
+        before a large reference is let go, _set_reference_aside). On a large model each
+        piece takes seconds: timings that ask meanwhile run between them (their wait is
+        charged to record)."""
         self._reference_output(case, seeds[0])  # loads the problem and its reference model
         if "cost" not in self._per_problem:
             first, last = (loading.make_inputs(self._problem, seed, self.device)
                            for seed in (seeds[0], seeds[-1]))
-            on_cuda = self.device.startswith("cuda")
+            kernels = None
+            if self.device.startswith("cuda"):
+                self._let_timings_in(record)
+                kernels = launched_kernels(self._reference_model(), first, last, self.device)[0]
+                self._let_timings_in(record)
             self._per_problem.update({
-                "kernels": launched_kernels(self._reference_model(), first, last,
-                                            self.device)[0]
-                if on_cuda else None,
+                "kernels": kernels,
                 "cost": roofline.problem_cost(self._reference_model(), first),
                 "dtype": input_dtype(first),
             })
         return self._per_problem
+
+    def _let_timings_in(self, record: dict | None) -> None:
+        """With --kb-drain=stop, the timings that wait for the device run now, before this
+        stage's next piece of GPU work: they would wait for the whole stage otherwise, with
+        every other worker stopped behind them (level 3's problem traits held 33 s of a
+        CUDA-L1 run that way, docs/performance.md)."""
+        waited = self.sandbox.let_timings_in()
+        if waited and record is not None:
+            charge(record, "stopped", waited)
 
     def _baseline_wall_s(self, case: Case, sets: list[list]) -> float:
         """The baseline's time per call on this process's own clock, over a burst of calls."""

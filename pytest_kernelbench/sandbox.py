@@ -445,6 +445,11 @@ class Sandbox:
         finally:
             self._rejoin()
 
+    def let_timings_in(self) -> float:
+        """Between two pieces of a stage's own GPU work (this process's, not the worker's), let
+        the timings that wait for the device run first (--kb-drain=stop); seconds it waited."""
+        return self._stop_for_timings() if self.stops_for_timings else 0.0
+
     def _stop_for_timings(self) -> float:
         """With the gate closed, stop the worker where it is and let the device go until the
         timings ran (the timing waits for the work it queued: devices.wait_for_idle); seconds

@@ -429,6 +429,39 @@ def test_with_drain_stop_a_timing_stops_a_request_in_progress(tmp_path, monkeypa
     assert result["harness_s"]["run"] < 1.5 + 0.9  # the stop left out of the request's time
 
 
+def test_with_drain_stop_the_attribute_stage_lets_a_waiting_timing_in(tmp_path, monkeypatch):
+    # Reading a large problem's kernels and cost takes seconds in the pytest process, outside
+    # any request of the worker: a timing that asks meanwhile runs before the stage's next piece
+    # of work, not after the whole stage with every other worker stopped behind it.
+    from pathlib import Path
+
+    from pytest_kernelbench import Session, devices, roofline
+
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
+    relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
+    good = Path(__file__).parent / "examples" / "candidates" / "good" / "level1" / "2_ReLU.py"
+    asked = tmp_path / "asked"
+    measure = roofline.problem_cost
+
+    def slow_cost(model, inputs):
+        asked.write_text("")
+        deadline = time.monotonic() + 10
+        while not devices.gate_closed(lock_path("cpu")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return measure(model, inputs)
+
+    monkeypatch.setattr(roofline, "problem_cost", slow_cost)
+    seen: dict[str, float] = {}
+    other = _timing_once_there_is(asked, seen, "asked", hold_s=1.0)
+    with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0, confine="off",
+                 drain="stop") as session:
+        result = session.evaluate(relu, good)
+    other.join()
+    assert result["status"] == "passed", result["error"]
+    assert seen["released"] < result["held"]["attribute"][1]  # it ran inside the stage's hold
+    assert result["harness_s"]["stopped"] >= 0.9  # charged as time stood aside for timings
+
+
 def test_a_timing_whose_gpu_never_went_idle_says_so(tmp_path, monkeypatch):
     from pathlib import Path
 
