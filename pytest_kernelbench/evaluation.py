@@ -760,10 +760,10 @@ class Evaluator:
         return self._per_problem
 
     def _let_timings_in(self, record: dict | None) -> None:
-        """With --kb-drain=stop, the timings that wait for the device run now, before this
-        stage's next piece of GPU work: they would wait for the whole stage otherwise, with
-        every other worker stopped behind them (level 3's problem traits held 33 s of a
-        CUDA-L1 run that way, docs/performance.md)."""
+        """The timings that wait for the device run now, before this stage's next piece of
+        GPU work: they would wait for the whole stage otherwise, with every other worker
+        stopped behind them (level 3's problem traits held 33 s of a CUDA-L1 run that way,
+        docs/performance.md)."""
         waited = self.sandbox.let_timings_in()
         if waited and record is not None:
             charge(record, "stopped", waited)

@@ -180,7 +180,7 @@ class Sandbox:
             if of == key:
                 self.stop_child()
                 return violation(attempts, self.confinement)
-        self._let_timings_in()
+        self.let_timings_in()
         self._resume()
         if self.child_pid is None or key != self.child_key:
             self.stop_child()
@@ -191,7 +191,7 @@ class Sandbox:
                 return started
             self.child_key = key
             # a new worker's start (its context, its confinement) is a request of its own
-            self._let_timings_in()
+            self.let_timings_in()
             self._resume()
         log_start = self._log_size()
         started_s = time.perf_counter()
@@ -235,16 +235,19 @@ class Sandbox:
             self._signal_child(signal.SIGCONT)
             self._paused = False
 
-    def _let_timings_in(self) -> None:
-        """Between two requests of a shared stage a timing that waits for the device takes it
-        first, the worker stopped meanwhile: a timing then waits for one request of each
-        other stage, not for the whole of it."""
+    def let_timings_in(self) -> float:
+        """Between two requests of a shared stage (or two pieces of the stage's own GPU work in
+        this process) a timing that waits for the device takes it first, the worker stopped
+        meanwhile: a timing then waits for one request of each other stage, not for the whole
+        of it. Returns the seconds it stood aside."""
         if self.hold is None or not self.hold.timing_waits():
-            return
+            return 0.0
+        began = time.monotonic()
         self.pause()
         loading.synchronize(self.device)  # what this process queued is done before it goes
         self.hold.step_aside()
         self.hold.step_back()
+        return time.monotonic() - began
 
     def release(self, timeout_s: float = 10.0) -> None:
         """Ask the current worker to drop what it keeps between requests of one stage (its
@@ -444,11 +447,6 @@ class Sandbox:
                     deadline += self._stop_for_timings()
         finally:
             self._rejoin()
-
-    def let_timings_in(self) -> float:
-        """Between two pieces of a stage's own GPU work (this process's, not the worker's), let
-        the timings that wait for the device run first (--kb-drain=stop); seconds it waited."""
-        return self._stop_for_timings() if self.stops_for_timings else 0.0
 
     def _stop_for_timings(self) -> float:
         """With the gate closed, stop the worker where it is and let the device go until the

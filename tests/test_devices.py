@@ -429,7 +429,7 @@ def test_with_drain_stop_a_timing_stops_a_request_in_progress(tmp_path, monkeypa
     assert result["harness_s"]["run"] < 1.5 + 0.9  # the stop left out of the request's time
 
 
-def test_with_drain_stop_the_attribute_stage_lets_a_waiting_timing_in(tmp_path, monkeypatch):
+def test_the_attribute_stage_lets_a_waiting_timing_in_between_its_pieces(tmp_path, monkeypatch):
     # Reading a large problem's kernels and cost takes seconds in the pytest process, outside
     # any request of the worker: a timing that asks meanwhile runs before the stage's next piece
     # of work, not after the whole stage with every other worker stopped behind it.
