@@ -381,6 +381,12 @@ if [[ " $sections " == *" realrun "* ]]; then
     for log in "$out"/realrun/*.log; do
         grep -E '^kernelbench: [0-9]+ extension|[0-9]+ (passed|failed)' "$log" | tail -3
     done
+    for name in cold warm; do  # single holders, idle gaps and timings of the runs just made
+        if [[ "${KB_REAL_ONLY:-$name}" == "$name" && -f "$out/realrun/$name.json" ]]; then
+            echo "== hold_gaps: $name"
+            python3 benchmarks/hold_gaps.py "$out/realrun/$name.json" --top 4
+        fi
+    done
     if [[ -f "$out/realrun/cold.json" && -f "$out/realrun/warm.json" ]]; then  # repeatability
         python3 benchmarks/compare_runs.py "$out/realrun/cold.json" "$out/realrun/warm.json" \
             --set "$(basename "$real")"
