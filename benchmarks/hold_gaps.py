@@ -10,7 +10,8 @@ Prints:
   that ended before each and the one that began after it, and their sum by that pair of stages;
 - the timings: those for a verdict and those for upstream's figure alone (a candidate only
   upstream's rules pass), each with its seconds held alone and in the worker's `time`
-  request, and the rounds of the verdicts' timings against upstream's 100.
+  request; the rounds of the verdicts' timings against upstream's 100, the seconds their
+  calls took against the harness's work around them, and why they ended.
 """
 
 from __future__ import annotations
@@ -88,6 +89,17 @@ def timings(records: list[dict]) -> None:
         print(f"  verdicts' rounds: median {statistics.median(n for n, _ in rounds):.0f}; at "
               f"most {UPSTREAM_PERF_TRIALS} would have saved {over:.1f} s of their "
               f"{sum(seconds for _, seconds in rounds):.1f} s")
+        stats = [(r["baseline_stats"], r["candidate_stats"], time_s(r)) for r in ours
+                 if r.get("baseline_stats") and r.get("candidate_stats")]
+        calls = sum(b["n"] + c["n"] for b, c, _ in stats)
+        calls_s = sum(b["n"] * b["median_s"] + c["n"] * c["median_s"] for b, c, _ in stats)
+        around_s = sum(t for _, _, t in stats) - calls_s  # warm-up calls included
+        ended = collections.Counter(r.get("timing_stopped") for r in ours)
+        worst_rse = statistics.median(max(b["rse"], c["rse"]) for b, c, _ in stats)
+        print(f"  verdicts' calls: {calls} timed, {calls_s:.1f} s (rounds times each side's "
+              f"median); {around_s:.1f} s around them, {around_s / max(calls, 1) * 1e3:.2f} ms "
+              f"a call; ended by {dict(ended)}; the worse side's RSE at the end, median "
+              f"{worst_rse:.2%}")
 
 
 def stage(label: str) -> str:

@@ -120,14 +120,25 @@ def plan(candidates: list[Path], cache_root: Path, arch: str,
             if not intact(folder):
                 discard(folder)
                 build.message = "its cached build had changed since it was built"
-            elif (folder / BUILT_MARKER).exists():
-                build.status = "cached"
-            elif (folder / FAILED_MARKER).exists():
-                build.status = "failed"
-                build.message = "failed before: " + failure(folder)
-            elif (folder / DEFERRED_MARKER).exists():
-                build.status = "deferred"
+            else:
+                settled(build)
     return list(builds.values())
+
+
+def settled(build: Build) -> bool:
+    """Whether the build's folder says it needs no build (built, failed or deferred before,
+    here or by another worker); if so, the build takes that status."""
+    folder = build.folder
+    if (folder / BUILT_MARKER).exists():
+        build.status = "cached"
+    elif (folder / FAILED_MARKER).exists():
+        build.status = "failed"
+        build.message = "failed before: " + failure(folder)
+    elif (folder / DEFERRED_MARKER).exists():
+        build.status = "deferred"
+    else:
+        return False
+    return True
 
 
 def failure(folder: Path) -> str:
@@ -320,17 +331,7 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
     except BlockingIOError:
         lock.close()
         return None
-    if (build.folder / BUILT_MARKER).exists():  # finished by another worker meanwhile
-        build.status = "cached"
-        lock.close()
-        return None
-    if (build.folder / FAILED_MARKER).exists():  # failed in another worker meanwhile
-        build.status = "failed"
-        build.message = "failed before: " + failure(build.folder)
-        lock.close()
-        return None
-    if (build.folder / DEFERRED_MARKER).exists():
-        build.status = "deferred"
+    if settled(build):  # by another worker, since the plan
         lock.close()
         return None
     clear_stale_batons(build.folder)

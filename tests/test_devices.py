@@ -239,6 +239,27 @@ def test_the_device_schedule_counts_timings_alone_shared_holders_and_drains():
     assert set(device_schedule(records + [_held(6, "GPU-b", speed=[0, 1])])) == {"GPU-a", "GPU-b"}
 
 
+def _relu_that_says_it_builds(folder):
+    """A ReLU candidate whose source names load_inline, so it is treated as one that builds
+    (it builds nothing)."""
+    candidate = folder / "2_ReLU.py"
+    candidate.write_text("# builds with torch.utils.cpp_extension.load_inline (not here)\n"
+                         "import torch\n\nclass ModelNew(torch.nn.Module):\n"
+                         "    def forward(self, x):\n        return torch.relu(x)\n")
+    return candidate
+
+
+def _cpu_device_free() -> bool:
+    """Whether nobody holds the CPU device's lock now (it could be taken alone)."""
+    with open(lock_path("cpu"), "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return True
+
+
 def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path):
     # A build can take a minute; holding the device meanwhile would keep a timing (and all work
     # queued behind it on the turnstile) waiting as long.
@@ -247,21 +268,11 @@ def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path)
     from pytest_kernelbench import Session
 
     relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
-    candidate = tmp_path / "2_ReLU.py"
-    candidate.write_text("# builds with torch.utils.cpp_extension.load_inline (not here)\n"
-                         "import torch\n\nclass ModelNew(torch.nn.Module):\n"
-                         "    def forward(self, x):\n        return torch.relu(x)\n")
+    candidate = _relu_that_says_it_builds(tmp_path)
     free_while_waiting = []
 
     def wait_for_build(folder) -> None:
-        with open(lock_path("cpu"), "a+") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                free_while_waiting.append(False)
-            else:
-                free_while_waiting.append(True)
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        free_while_waiting.append(_cpu_device_free())
         time.sleep(0.3)
 
     with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0) as session:
@@ -549,10 +560,7 @@ def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp
     from pytest_kernelbench import Session, builds
 
     relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
-    candidate = tmp_path / "2_ReLU.py"
-    candidate.write_text("# builds with torch.utils.cpp_extension.load_inline (not here)\n"
-                         "import torch\n\nclass ModelNew(torch.nn.Module):\n"
-                         "    def forward(self, x):\n        return torch.relu(x)\n")
+    candidate = _relu_that_says_it_builds(tmp_path)
     free_while_waiting = []
 
     with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0,
@@ -564,14 +572,7 @@ def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp
         fcntl.flock(other_worker, fcntl.LOCK_EX)
 
         def look_then_finish() -> None:
-            with open(lock_path("cpu"), "a+") as handle:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    free_while_waiting.append(False)
-                else:
-                    free_while_waiting.append(True)
-                    fcntl.flock(handle, fcntl.LOCK_UN)
+            free_while_waiting.append(_cpu_device_free())
             other_worker.close()
 
         threading.Timer(1.0, look_then_finish).start()

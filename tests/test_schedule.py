@@ -83,6 +83,15 @@ def test_cases_that_build_keep_their_place_where_an_earlier_report_measured_them
                         costs)
     assert [(c.problem.level, c.problem.problem_id) for c in order] == \
         [(1, 1), (1, 2), (2, 1), (2, 2)]
+    # An unmeasured case that builds goes last even where its guessed cost (its level's
+    # median, 1.5 s) would put it before a cheaper case that builds nothing.
+    cases.append(_case(2, 3))
+    costs[("a", 2, 3, "s0")] = 1.0
+    order = builds_last(longest_first(cases, costs), lambda c: (c.problem.level,
+                                                                c.problem.problem_id) in building,
+                        costs)
+    assert [(c.problem.level, c.problem.problem_id) for c in order] == \
+        [(1, 1), (1, 2), (2, 1), (2, 3), (2, 2)]
 
 
 @pytest.mark.parametrize(("text", "parsed"), [("1/1", (1, 1)), ("2/4", (2, 4))])
