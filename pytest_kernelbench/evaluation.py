@@ -41,7 +41,7 @@ from pytest_kernelbench.integrity import ProblemDigests
 from pytest_kernelbench.kernels import custom_kernels, launched_kernels
 from pytest_kernelbench.manifest import Entry
 from pytest_kernelbench.options import Settings
-from pytest_kernelbench.report import driver_version
+from pytest_kernelbench.report import driver_version, summary_ps
 from pytest_kernelbench.sandbox import Fault, Sandbox
 from pytest_kernelbench.scan import scan_source
 
@@ -674,10 +674,13 @@ class Evaluator:
         cached = self._cached_baseline(case, seeds, how)
         if isinstance(cached, Fault):
             return cached
+        # A timing for a verdict may stop once it is decided; upstream's figure times its rounds.
+        thresholds = self._speedup_thresholds() if max_rounds is None else []
         reply = self._ask(record, "time", case, input_seeds=seeds, timing=how,
                           with_baseline=cached is None, budget_s=self.settings.time_budget_s,
                           min_rounds=self.settings.min_rounds, max_rounds=max_rounds,
-                          target_rse=self.settings.target_rse, baseline=self.settings.baseline)
+                          target_rse=self.settings.target_rse, baseline=self.settings.baseline,
+                          thresholds=thresholds)
         if isinstance(reply, Fault):
             return reply
         if "graph_error" in reply.header:
@@ -685,6 +688,11 @@ class Evaluator:
             return Fault(faults.RUNTIME_ERROR, reply.header["graph_error"])
         samples = reply.header["samples_s"]
         return reply, cached if cached is not None else samples["baseline"]
+
+    def _speedup_thresholds(self) -> list[float]:
+        """The speedups a verdict or the summary compares against: fast_0, fast_1, p, and the
+        speedup above which a record is flagged."""
+        return sorted({*summary_ps(self.settings.p), self.settings.flag_speedup})
 
     def _cached_baseline(self, case: Case, seeds: list[int], how: str):
         """Baseline samples from --kb-baseline-cache (timed here when missing); None: no cache."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pytest_kernelbench.nested import leaves, map_leaves
@@ -18,6 +18,12 @@ MAX_ROUNDS = 100_000
 RSE_MIN_ROUNDS = 20  # fewer samples give no usable spread estimate
 RSE_CHECK_EVERY = 10  # at least this many rounds between checks of the stopping rule
 RSE_CHECK_GROWTH = 1.25  # and checks grow apart, so that sorting stays cheap on long runs
+# A timing whose verdict is already clear stops on a looser precision: every side's median known
+# to this many times the target RSE, and the speedup's interval wholly above or below each
+# threshold a verdict or the summary reads. Runs of the same candidates differ by more (2.3% at
+# the median on one H200, docs/performance.md) than the looser median errs, so the rounds it
+# saves bought no repeatability; candidates near a threshold still get the full precision.
+DECIDED_RSE_FACTOR = 2.0
 GRAPH_REPLAYS_TO_WARM = 3
 # Warm-up lasts warmup_s and then until a round is no more than 10% faster than the one before
 # (caches, allocator and library autotuning settle), within WARMUP_MAX_ROUNDS and the budget.
@@ -110,21 +116,36 @@ class Turn:
 @dataclass
 class Measurement:
     samples_s: dict[str, list[float]]
-    stopped: str  # "rse" (precise enough), "budget" (time spent) or "max_rounds"
+    stopped: str  # "rse" (precise enough), "decided", "budget" (time spent) or "max_rounds"
     rounds: int = 0
     notes: list[str] = field(default_factory=list)
 
 
+def decided(samples_s: dict[str, list[float]], thresholds: Sequence[float],
+            loose_rse: float) -> bool:
+    """Whether a baseline-against-candidate timing already says on which side of every
+    threshold its speedup lies, each side's median known to loose_rse."""
+    if not thresholds or set(samples_s) != {"baseline", "candidate"}:
+        return False
+    baseline, candidate = (summarize(samples_s[side]) for side in ("baseline", "candidate"))
+    if max(baseline.rse, candidate.rse) > loose_rse:
+        return False
+    low, high = speedup_interval(baseline, candidate)
+    return all(not low <= threshold <= high for threshold in thresholds)
+
+
 def measure_interleaved(turns: dict[str, Turn], device: str, budget_s: float, min_rounds: int,
                         target_rse: float = 0.0, warmup_s: float = 0.05,
-                        max_rounds: int = MAX_ROUNDS) -> Measurement:
+                        max_rounds: int = MAX_ROUNDS,
+                        thresholds: Sequence[float] = ()) -> Measurement:
     """Per-call times in seconds for each turn, run in turns (A B A B ...).
 
     Turns make clock and thermal drift hit every side alike. On CUDA each call is bracketed
     by events after flushing the L2 cache, and the device is synchronized after every call so
     that no work is left running into the next measurement. Rounds go on until every side's
-    median is known to target_rse (0 turns that rule off), the budget is spent, or max_rounds
-    (at least min_rounds) ran.
+    median is known to target_rse (0 turns that rule off), a baseline-against-candidate timing
+    is decided about the speedup thresholds (DECIDED_RSE_FACTOR), the budget is spent, or
+    max_rounds (at least min_rounds) ran.
     """
     timer = make_timer(device)
     names = list(turns)
@@ -159,6 +180,8 @@ def measure_interleaved(turns: dict[str, Turn], device: str, budget_s: float, mi
         if target_rse > 0 and rounds >= next_check:
             if all(rse_of_median(s) <= target_rse for s in samples.values()):
                 return Measurement(samples, "rse", rounds)
+            if decided(samples, thresholds, DECIDED_RSE_FACTOR * target_rse):
+                return Measurement(samples, "decided", rounds)
             next_check = max(rounds + RSE_CHECK_EVERY, int(rounds * RSE_CHECK_GROWTH))
         if time.perf_counter() >= deadline:
             return Measurement(samples, "budget", rounds)

@@ -237,7 +237,8 @@ class Worker:
             lambda: timing.measure_interleaved(
                 turns, device, request["budget_s"], request["min_rounds"],
                 request.get("target_rse", 0),
-                max_rounds=request.get("max_rounds") or timing.MAX_ROUNDS),
+                max_rounds=request.get("max_rounds") or timing.MAX_ROUNDS,
+                thresholds=request.get("thresholds", ())),
             "forward", request["candidate"])
         for index in range(len(sets)):  # a draw whose kept output was dropped: one more call
             if index not in last_outputs:

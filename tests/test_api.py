@@ -45,6 +45,21 @@ def test_a_session_judges_each_attempt_as_it_was_when_called(tmp_path):
     assert first["sample"] != second["sample"]
 
 
+def test_a_verdicts_timing_may_stop_once_clear_of_the_thresholds_the_summary_reads(monkeypatch):
+    with Session(**{**FAST, "p": 2.0, "flag_speedup": 50.0}) as session:
+        asked = session._evaluator.sandbox.request
+        sent: list = []
+
+        def request(header, timeout_s):
+            if header.get("op") == "time":
+                sent.append(header["thresholds"])
+            return asked(header, timeout_s)
+
+        monkeypatch.setattr(session._evaluator.sandbox, "request", request)
+        valid(session.evaluate(RELU, GOOD))
+    assert sent == [[0.0, 1.0, 2.0, 50.0]]
+
+
 def test_bad_arguments_are_named():
     with pytest.raises(TypeError, match="unknown option.*trails"):
         Session(device="cpu", trails=3)

@@ -66,7 +66,7 @@ def test_the_json_report_holds_environment_config_and_one_record_per_sample(kb):
     else:
         low, high = scale["speedup_interval"]
         assert low <= scale["speedup"] <= high
-    assert scale["timing"] == "events" and scale["timing_stopped"] in {"rse", "budget"}
+    assert scale["timing"] == "events" and scale["timing_stopped"] in {"rse", "decided", "budget"}
     assert scale["candidate_stats"]["n"] >= 2 and scale["candidate_stats"]["rse"] >= 0
     assert {"load", "run", "time", "burst"} <= set(scale["harness_s"])
     phases = scale["load_phases"]

@@ -54,6 +54,46 @@ def test_timing_stops_once_the_target_rse_is_met_and_otherwise_spends_the_budget
     assert spent.stopped == "budget" and spent.rounds >= 3
 
 
+def _jittered_turn(seconds: float, seed: int) -> timing.Turn:
+    """Busy-waits seconds give or take 10%, so each median's RSE falls as rounds add up."""
+    import random
+
+    draw = random.Random(seed)
+
+    def run():
+        end = timing.time.perf_counter() + seconds * (1 + 0.1 * draw.uniform(-1, 1))
+        while timing.time.perf_counter() < end:
+            pass
+
+    return timing.Turn(run=run)
+
+
+def test_a_timing_whose_speedup_is_clear_of_every_threshold_stops_on_the_looser_error():
+    clear = timing.measure_interleaved(
+        {"baseline": _jittered_turn(2e-4, 1), "candidate": _jittered_turn(2e-5, 2)}, "cpu",
+        budget_s=5.0, min_rounds=5, target_rse=0.005, warmup_s=0.0, thresholds=(0.0, 1.0, 2.0))
+    assert clear.stopped == "decided"
+    worse = max(timing.rse_of_median(s) for s in clear.samples_s.values())
+    assert 0.005 < worse <= timing.DECIDED_RSE_FACTOR * 0.005
+    # A threshold at the same speedup: the full precision, as without thresholds.
+    near = timing.measure_interleaved(
+        {"baseline": _jittered_turn(2e-4, 1), "candidate": _jittered_turn(2e-5, 2)}, "cpu",
+        budget_s=5.0, min_rounds=5, target_rse=0.005, warmup_s=0.0, thresholds=(0.0, 1.0, 10.0))
+    assert near.stopped == "rse"
+
+
+def test_decided_needs_both_sides_the_looser_error_and_every_threshold_outside_the_interval():
+    fast = [1.0 + 0.001 * (i % 7) for i in range(200)]
+    slow = [3.0 + 0.003 * (i % 7) for i in range(200)]
+    both = {"baseline": slow, "candidate": fast}
+    assert timing.decided(both, [0.0, 1.0], loose_rse=0.01)
+    assert not timing.decided(both, [0.0, 1.0, 3.0], loose_rse=0.01)  # 3x is inside
+    assert not timing.decided(both, [], loose_rse=0.01)
+    assert not timing.decided({"candidate": fast}, [1.0], loose_rse=0.01)  # cached baseline
+    noisy = {"baseline": slow, "candidate": [0.5 + 0.2 * (i % 7) for i in range(200)]}
+    assert not timing.decided(noisy, [1.0], loose_rse=0.01)
+
+
 def test_a_timing_for_upstreams_figure_stops_at_the_rounds_upstream_times():
     bounded = timing.measure_interleaved({"a": _counting_turn(1e-5, [])}, "cpu", budget_s=5.0,
                                          min_rounds=5, target_rse=0.0, warmup_s=0.0,
