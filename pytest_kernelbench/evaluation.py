@@ -572,8 +572,11 @@ class Evaluator:
         """The candidate's process can slow the baseline (or merely disturb it). A burst of
         baseline calls there and one here, both on this process's clock, must agree; when they
         do not, the baseline's median is scaled by how much faster it ran here, so a slowed
-        baseline buys no speedup. The figure here is measured again first: a host that got
-        busier since (a shared CPU) slows both processes alike.
+        baseline buys no speedup. A hiccup of the host (a compiler, another worker starting)
+        can slow one burst there, a candidate that slows the baseline slows every one: up to
+        BURST_TRIES bursts there, the fastest counting, each after the first followed by one
+        here (a host that got busier since slows both processes alike). One slowed burst of
+        a launch-bound baseline, 3.2x, once read a 1.2x candidate of CUDA-L1's as 0.38x.
         """
         if worker_s is None:
             return ratio
@@ -584,15 +587,22 @@ class Evaluator:
                 return there_s <= CPU_PROCESS_SPREAD * here
             return timing.plausible(here, there_s, self.device)
 
+        sets: list[list] = []
+        for _ in range(BURST_TRIES - 1):
+            if agree(here_s):
+                return ratio
+            again = self._burst_wall_s(record, case, "baseline", record["baseline_time"], seeds)
+            if again is None:
+                break
+            there_s = min(there_s, again)
+            sets = sets or [loading.make_inputs(self._problem, seed, self.device)
+                            for seed in seeds]
+            here_s = self._baseline_wall_s(case, sets)
         if agree(here_s):
             return ratio
-        here_s = self._baseline_wall_s(
-            case, [loading.make_inputs(self._problem, seed, self.device) for seed in seeds])
-        if agree(here_s):
-            return ratio
-        scale = here_s / worker_s
+        scale = here_s / there_s
         baseline_s = record["baseline_time"] * scale
-        notes.append(f"baseline took {worker_s * 1e6:.1f} us per call in the candidate's process "
+        notes.append(f"baseline took {there_s * 1e6:.1f} us per call in the candidate's process "
                      f"but {here_s * 1e6:.1f} us here: its median is scaled by {scale:.3f}")
         ratio = baseline_s / record["candidate_time"]
         record.update(speedup=ratio, baseline_time=baseline_s, speedup_interval=None)

@@ -321,6 +321,33 @@ def test_a_host_whose_load_fell_after_the_candidates_bursts_is_no_cheat(monkeypa
         ["candidate"] * evaluation.BURST_TRIES + ["baseline", "candidate"]
 
 
+def test_one_slowed_burst_of_the_baseline_in_the_candidates_process_scales_nothing(monkeypatch):
+    # A hiccup of the host slowed the first burst of the baseline in the candidate's process
+    # ten times; a candidate that slows the baseline there would slow every burst alike.
+    import dataclasses
+
+    with Session(**FAST) as session:
+        ev = session._evaluator
+        asked = ev._ask
+        baseline_bursts: list[float] = []
+
+        def ask(record, op, case, timeout_s=None, **extra):
+            reply = asked(record, op, case, timeout_s, **extra)
+            if op != "burst" or extra.get("side") != "baseline":
+                return reply
+            baseline_bursts.append(reply.wall_s)
+            if len(baseline_bursts) > 1:
+                return reply
+            return dataclasses.replace(reply, wall_s=reply.wall_s * 10)
+
+        monkeypatch.setattr(ev, "_ask", ask)
+        result = valid(session.evaluate(RELU, GOOD))
+    assert len(baseline_bursts) >= 2  # the slowed one was measured again
+    assert result["status"] == "passed", result["error"]
+    assert not any("baseline took" in flag for flag in result["flags"]), result["flags"]
+    assert result["speedup_interval"] is not None  # the timing's own figure stands
+
+
 def test_the_problems_cost_is_read_after_the_timing_not_while_it_holds_the_device(monkeypatch):
     # Nothing of it is timed: under the shared hold that follows the timing, other workers go
     # on meanwhile, where the timing's exclusive hold would keep them waiting.
