@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -155,7 +156,29 @@ def sidebyside(results: list[dict], report: dict[str, dict], upstream_wall_s: fl
         same = sum(upstream_says(judged[k])[0] == ours_passed(report[k]) for k in both)
         lines.append(f"upstream's wall time per candidate is {ratio:.1f}x ours; correctness "
                      f"verdicts agree on {same} of the {len(both)} both judged")
+        estimate = whole_set_estimate(list(judged.values()), report)
+        if estimate is not None:
+            lines.append(f"upstream on our {len(report)}, each level at its sample's mean "
+                         f"process time: {estimate:.0f} s, {estimate / ours_wall_s:.1f}x ours")
     return lines
+
+
+def whole_set_estimate(judged: list[dict], report: dict[str, dict]) -> float | None:
+    """Seconds upstream's harness would take over the report's candidates, one at a time:
+    each level's count times the mean wall time of that level's candidates in the sample (a
+    sample drawn evenly from the levels over-weights level 3, whose candidates cost more).
+    None when a level of the report has no timed sample."""
+    by_level: dict[int, list[float]] = {}
+    for r in judged:
+        if r.get("wall_s"):
+            by_level.setdefault(int(r["level"]), []).append(r["wall_s"])
+    counts: dict[int, int] = {}
+    for key in report:
+        level = int(key.split("/")[0])
+        counts[level] = counts.get(level, 0) + 1
+    if any(level not in by_level for level in counts):
+        return None
+    return sum(n * statistics.fmean(by_level[level]) for level, n in counts.items())
 
 
 def set_keys(folder: str) -> list[str]:
