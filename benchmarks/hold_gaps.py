@@ -4,6 +4,7 @@
 
 Reads each record's `held` spans (less `aside`, devices.hold_spans), one device per report.
 Prints:
+- the seconds each stage held the device, summed over the records (steps aside left out);
 - the seconds a single shared holder had the device while no timing ran, by stage and by
   case: a stage that others wait behind (with --kb-drain=stop, one that is not stopped);
 - the gaps in which nobody held it: their count, sum and median, the longest with the span
@@ -114,6 +115,12 @@ def main() -> int:
     records = [r for r in json.load(open(args.report))["results"] if r.get("held")]
 
     timings(records)
+    held: collections.Counter = collections.Counter()
+    for record in records:
+        for name, start, end in hold_spans(record):
+            held[name] += end - start
+    print(f"holds of {len(records)} records summed by stage: "
+          + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in held.most_common()))
     single = single_holders(records)
     by_stage: collections.Counter = collections.Counter()
     for label, seconds in single.items():
