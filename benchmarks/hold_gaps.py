@@ -11,8 +11,9 @@ Prints:
   that ended before each and the one that began after it, and their sum by that pair of stages;
 - the timings: those for a verdict and those for upstream's figure alone (a candidate only
   upstream's rules pass), each with its seconds held alone and in the worker's `time`
-  request; the rounds of the verdicts' timings against upstream's 100, the seconds their
-  calls took against the harness's work around them, and why they ended.
+  request, and by part where the records hold `timing_phases`; the rounds of the verdicts'
+  timings against upstream's 100, the seconds their calls took against the harness's work
+  around them, and why they ended.
 """
 
 from __future__ import annotations
@@ -83,6 +84,12 @@ def timings(records: list[dict]) -> None:
     for name, group in (("for a verdict", ours), ("for upstream's figure alone", theirs)):
         print(f"timings {name}: {len(group)}, {sum(map(alone_s, group)):.1f} s alone, "
               f"{sum(map(time_s, group)):.1f} s of it in the worker's timing")
+        phases: collections.Counter = collections.Counter()
+        for record in group:
+            phases.update(record.get("timing_phases") or {})
+        if phases:
+            print("  by part: " + ", ".join(f"{part} {seconds:.1f} s"
+                                           for part, seconds in phases.most_common()))
     rounds = [(r["baseline_stats"]["n"], time_s(r)) for r in ours if r.get("baseline_stats")]
     if rounds:
         over = sum(seconds * (1 - UPSTREAM_PERF_TRIALS / n) for n, seconds in rounds

@@ -378,8 +378,10 @@ class Evaluator:
         record = dict(checked.record)
         notes: list[str] = []
         seeds = self._timing_seeds()
+        started = time.perf_counter()
         facts = self._problem_facts(case, seeds)
         self._set_reference_aside(case, seeds)
+        charge(record, "facts", time.perf_counter() - started, "timing_phases")
         record["baseline_wall_time"] = facts["wall_s"]
         how = self._timing_mode(facts["wall_s"], notes)
         measured = self._time(case, record, seeds, how)
@@ -407,6 +409,20 @@ class Evaluator:
         if reply.header.get("reused_output"):
             notes.append("returns the same buffer on every call (as a replayed CUDA graph's "
                          "static output does): an output the caller keeps changes at its next call")
+        started = time.perf_counter()
+        try:
+            return self._check_timing(case, record, reply, seeds, how, ratio, baseline,
+                                      candidate, facts["wall_s"], notes)
+        finally:
+            charge(record, "checks", time.perf_counter() - started, "timing_phases")
+
+    def _check_timing(self, case: Case, record: dict, reply, seeds: list[int], how: str,
+                      ratio: float, baseline: timing.Summary, candidate: timing.Summary,
+                      here_s: float, notes: list[str]) -> Outcome:
+        """What a timing returned, checked: its outputs, the harness's clock, the baseline's
+        pace in the candidate's process. The verdict when one fails; otherwise the speedup
+        they leave stands for _attribute."""
+        samples = reply.header["samples_s"]
         caught = self._check_timed_outputs(case, record, reply)
         if caught is not None:
             return caught
@@ -420,7 +436,7 @@ class Evaluator:
             if worker_baseline_s is None:  # not measured by the clock check
                 worker_baseline_s = self._burst_wall_s(record, case, "baseline",
                                                        baseline.median_s, seeds)
-            ratio = self._unslow_baseline(case, record, seeds, ratio, facts["wall_s"],
+            ratio = self._unslow_baseline(case, record, seeds, ratio, here_s,
                                           worker_baseline_s, notes)
         if self.device == "cpu" or host_slowed:
             ratio = self._bound_by_harness_clock(case, record, seeds, ratio, wall_s,
@@ -693,6 +709,8 @@ class Evaluator:
                           thresholds=thresholds)
         if isinstance(reply, Fault):
             return reply
+        for phase, seconds in (reply.header.get("phases") or {}).items():
+            charge(record, phase, float(seconds), "timing_phases")
         if "graph_error" in reply.header:
             self.sandbox.stop_child()  # a failed capture may leave the context unusable
             return Fault(faults.RUNTIME_ERROR, reply.header["graph_error"])
@@ -1264,11 +1282,11 @@ def note_float64_reading(record: dict, precision: str, own_error: float) -> None
                        f"{FLOAT64_READING}: {size}"]
 
 
-def charge(record: dict, stage: str, seconds: float) -> None:
-    """Add seconds the harness spent on a stage to the record's harness_s."""
-    spent = dict(record.get("harness_s") or {})
+def charge(record: dict, stage: str, seconds: float, field: str = "harness_s") -> None:
+    """Add seconds the harness spent on a stage to the record's harness_s (or field)."""
+    spent = dict(record.get(field) or {})
     spent[stage] = round(spent.get(stage, 0.0) + seconds, 6)
-    record["harness_s"] = spent
+    record[field] = spent
 
 
 def worth_profiling(speedup: float, interval: list[float] | None, p: float,

@@ -70,6 +70,7 @@ class Record(TypedDict, total=False):
     confinement: str | None
     harness_s: dict[str, float] | None
     load_phases: dict[str, float] | None  # where the worker's load spent its time
+    timing_phases: dict[str, float] | None  # where a timing spent its time
     held: dict[str, list[float]] | None
     aside: dict[str, list[list[float]]] | None  # spans a stage let the device go (builds, timings)
     placement: dict[str, str | None] | None

@@ -119,6 +119,7 @@ class Measurement:
     stopped: str  # "rse" (precise enough), "decided", "budget" (time spent) or "max_rounds"
     rounds: int = 0
     notes: list[str] = field(default_factory=list)
+    warmup_s: float = 0.0  # of the measurement's time, the warm-up rounds'
 
 
 def decided(samples_s: dict[str, list[float]], thresholds: Sequence[float],
@@ -167,6 +168,7 @@ def measure_interleaved(turns: dict[str, Turn], device: str, budget_s: float, mi
                 still(previous, latest) or warm_rounds >= WARMUP_MAX_ROUNDS or elapsed >= budget_s):
             break
         previous = latest
+    warmup_s = time.perf_counter() - started
     samples: dict[str, list[float]] = {name: [] for name in names}
     deadline = time.perf_counter() + budget_s
     rounds = 0
@@ -179,14 +181,14 @@ def measure_interleaved(turns: dict[str, Turn], device: str, budget_s: float, mi
             continue
         if target_rse > 0 and rounds >= next_check:
             if all(rse_of_median(s) <= target_rse for s in samples.values()):
-                return Measurement(samples, "rse", rounds)
+                return Measurement(samples, "rse", rounds, warmup_s=warmup_s)
             if decided(samples, thresholds, DECIDED_RSE_FACTOR * target_rse):
-                return Measurement(samples, "decided", rounds)
+                return Measurement(samples, "decided", rounds, warmup_s=warmup_s)
             next_check = max(rounds + RSE_CHECK_EVERY, int(rounds * RSE_CHECK_GROWTH))
         if time.perf_counter() >= deadline:
-            return Measurement(samples, "budget", rounds)
+            return Measurement(samples, "budget", rounds, warmup_s=warmup_s)
         if rounds >= max_rounds:
-            return Measurement(samples, "max_rounds", rounds)
+            return Measurement(samples, "max_rounds", rounds, warmup_s=warmup_s)
 
 
 def still(previous: list[float], latest: list[float]) -> bool:

@@ -184,6 +184,7 @@ class Worker:
         """
         device = request["device"]
         graph = request.get("timing") == "graph"
+        began = time.perf_counter()
         sets = self.input_sets(loaded, request)
         try:
             sides = {}
@@ -233,6 +234,7 @@ class Worker:
         own, policy = loading.numerics_flags(), loading.policy_flags()
         turns = {name: dataclasses.replace(turn, prepare=with_flags(
             policy if name == "baseline" else own, turn.prepare)) for name, turn in turns.items()}
+        ready = time.perf_counter()
         measured = guarded(
             lambda: timing.measure_interleaved(
                 turns, device, request["budget_s"], request["min_rounds"],
@@ -240,6 +242,7 @@ class Worker:
                 max_rounds=request.get("max_rounds") or timing.MAX_ROUNDS,
                 thresholds=request.get("thresholds", ())),
             "forward", request["candidate"])
+        measured_at = time.perf_counter()
         for index in range(len(sets)):  # a draw whose kept output was dropped: one more call
             if index not in last_outputs:
                 last_outputs[index] = timing.clone_output(
@@ -249,9 +252,12 @@ class Worker:
         seeds = request["input_seeds"]
         checked = [{"seed": seeds[index], "output": wire.encode_value(out, blobs, keep_alive)}
                    for index, out in sorted(last_outputs.items())]
+        phases = {"setup": ready - began, "warmup": measured.warmup_s,
+                  "rounds": measured_at - ready - measured.warmup_s,
+                  "outputs": time.perf_counter() - measured_at}
         return {"ok": True, "samples_s": measured.samples_s, "stopped": measured.stopped,
                 "rounds": measured.rounds, "timed_outputs": checked,
-                "reused_output": bool(reused)}, blobs
+                "reused_output": bool(reused), "phases": phases}, blobs
 
     def burst(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
         """Back-to-back calls for the pytest process to time with its own clock: the

@@ -26,6 +26,9 @@ def test_evaluate_judges_files_as_the_plugin_does():
     assert (result["level"], result["problem_id"], result["problem"]) == (1, 2, "ReLU")
     assert result["compiled"] and result["correct"] and result["status"] == "passed"
     assert result["speedup"] > 0 and result["upstream"]["correct"] is True
+    phases = result["timing_phases"]  # where the timing's seconds went
+    assert set(phases) == {"facts", "setup", "warmup", "rounds", "outputs", "checks"}
+    assert all(seconds >= 0 for seconds in phases.values()) and phases["rounds"] > 0
 
 
 def test_sources_are_accepted_and_a_wrong_candidate_says_where():
