@@ -440,6 +440,53 @@ def test_with_drain_stop_a_timing_stops_a_request_in_progress(tmp_path, monkeypa
     assert result["harness_s"]["run"] < 1.5 + 0.9  # the stop left out of the request's time
 
 
+def test_with_drain_stop_a_timing_stops_a_kernel_attribution_in_progress(tmp_path, monkeypatch):
+    # A profiler session can take seconds: the attribute stage's profile request is stopped for
+    # a timing that asks meanwhile, like a correctness trial. On a CPU the harness reads no
+    # kernels, so the problem is made to look as if it had some, and the candidate's forward
+    # turns slow once the attribution begins.
+    from pathlib import Path
+
+    from pytest_kernelbench import Session, evaluation
+
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
+    relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
+    ticks, slow = tmp_path / "ticks", tmp_path / "slow"
+    candidate = tmp_path / "2_ReLU.py"
+    candidate.write_text(
+        "import os, time\nimport torch\n\n"
+        "class ModelNew(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        f"        for _ in range(150 if os.path.exists({str(slow)!r}) else 0):\n"
+        f"            open({str(ticks)!r}, 'a').write(repr(time.time()) + '\\n')\n"
+        "            time.sleep(0.01)\n"
+        "        return torch.relu(x)\n")
+    traits, note_kernels = evaluation.Evaluator._problem_traits, evaluation.Evaluator._note_kernels
+
+    def with_kernels(self, *args, **kwargs):
+        return {**traits(self, *args, **kwargs), "kernels": []}
+
+    def slowly(self, *args, **kwargs):
+        slow.write_text("")
+        return note_kernels(self, *args, **kwargs)
+
+    monkeypatch.setattr(evaluation.Evaluator, "_problem_traits", with_kernels)
+    monkeypatch.setattr(evaluation.Evaluator, "_note_kernels", slowly)
+    seen: dict[str, float] = {}
+    other = _timing_once_there_is(ticks, seen, "asked", hold_s=1.0)
+    with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0, confine="off",
+                 drain="stop") as session:
+        result = session.evaluate(relu, candidate)
+    other.join()
+    assert result["status"] == "passed", result["error"]
+    assert seen["taken"] - seen["asked"] < 0.5  # not the rest of the 1.5 s request
+    stamps = [float(line) for line in ticks.read_text().split()]
+    assert not [t for t in stamps if seen["taken"] < t < seen["released"]]
+    assert stamps[-1] > seen["released"]  # the attribution went on afterwards
+    assert result["harness_s"]["stopped"] >= 0.9
+    assert result["harness_s"]["profile"] < 1.5 + 0.9  # the stop left out of its time
+
+
 def test_the_attribute_stage_lets_a_waiting_timing_in_between_its_pieces(tmp_path, monkeypatch):
     # Reading a large problem's kernels and cost takes seconds in the pytest process, outside
     # any request of the worker: a timing that asks meanwhile runs before the stage's next piece
