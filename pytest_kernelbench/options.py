@@ -266,8 +266,9 @@ OPTIONS: tuple[Option, ...] = (
            "ends (timings gather first, so that the device drains once for several) "
            "(default: {default}).", "HOW", parse_drain),
     Option("--kb-rse", "target_rse", "stop timing once the median of each side is known to this "
-           "relative standard error, e.g. 0.005 = 0.5%%; --benchmark-max-time still caps the time; "
-           "0 always spends the budget (default: {default}).", "X", parse_fraction),
+           "relative standard error, e.g. 0.005 = 0.5%%, or to twice it once the speedup's "
+           "interval is clear of 0, 1, p and --kb-flag-speedup; --benchmark-max-time still caps "
+           "the time; 0 always spends the budget (default: {default}).", "X", parse_fraction),
     Option("--kb-baseline", "baseline", "what candidates are timed against: eager, compile or "
            "compile:MODE (torch.compile; MODE e.g. max-autotune). Correctness is always judged "
            "against eager (default: {default}).", "B", parse_baseline),
