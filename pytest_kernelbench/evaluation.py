@@ -409,12 +409,8 @@ class Evaluator:
         if reply.header.get("reused_output"):
             notes.append("returns the same buffer on every call (as a replayed CUDA graph's "
                          "static output does): an output the caller keeps changes at its next call")
-        started = time.perf_counter()
-        try:
-            return self._check_timing(case, record, reply, seeds, how, ratio, baseline,
-                                      candidate, facts["wall_s"], notes)
-        finally:
-            charge(record, "checks", time.perf_counter() - started, "timing_phases")
+        return self._check_timing(case, record, reply, seeds, how, ratio, baseline, candidate,
+                                  facts["wall_s"], notes)
 
     def _check_timing(self, case: Case, record: dict, reply, seeds: list[int], how: str,
                       ratio: float, baseline: timing.Summary, candidate: timing.Summary,
@@ -423,9 +419,23 @@ class Evaluator:
         pace in the candidate's process. The verdict when one fails; otherwise the speedup
         they leave stands for _attribute."""
         samples = reply.header["samples_s"]
+        started = time.perf_counter()
         caught = self._check_timed_outputs(case, record, reply)
+        charge(record, "check_outputs", time.perf_counter() - started, "timing_phases")
         if caught is not None:
             return caught
+        started = time.perf_counter()
+        try:
+            return self._check_clocks(case, record, samples, seeds, how, ratio, baseline,
+                                      candidate, here_s, notes)
+        finally:
+            charge(record, "check_clock", time.perf_counter() - started, "timing_phases")
+
+    def _check_clocks(self, case: Case, record: dict, samples: dict, seeds: list[int],
+                      how: str, ratio: float, baseline: timing.Summary,
+                      candidate: timing.Summary, here_s: float, notes: list[str]) -> Outcome:
+        """The harness's clock against the timing (_check_clock), and the baseline's pace in
+        the candidate's process against this one's (_unslow_baseline)."""
         baseline_median = baseline.median_s if "baseline" in samples else None
         clocked = self._check_clock(case, record, candidate.median_s, seeds, how,
                                     baseline_median, notes)
