@@ -387,6 +387,11 @@ if [[ " $sections " == *" realrun "* ]]; then
             python3 benchmarks/hold_gaps.py "$out/realrun/$name.json" --top 4
         fi
     done
+    if [[ -n "${KB_BUILD_CACHE:-}" && -d "$KB_BUILD_CACHE" ]]; then
+        # whether the cache could travel to a later machine (64 MiB a call, files 16 MiB each)
+        echo "build cache: $(du -sh "$KB_BUILD_CACHE" | cut -f1) on disk," \
+            "$(( $(tar czf - -C "$KB_BUILD_CACHE" . 2>/dev/null | wc -c) / 1048576 )) MiB compressed"
+    fi
     if [[ -f "$out/realrun/cold.json" && -f "$out/realrun/warm.json" ]]; then  # repeatability
         python3 benchmarks/compare_runs.py "$out/realrun/cold.json" "$out/realrun/warm.json" \
             --set "$(basename "$real")"
