@@ -360,6 +360,8 @@ class Evaluator:
         record["upstream"] = {**record["upstream"], "correct": trials.upstream_correct}
         if outcome is None and self.order_trials:
             outcome = trials.order_trials()
+        elif outcome is not None and trials.stale and self.order_trials and makes_streams(record):
+            outcome = trials.race_behind(outcome)
         if outcome is not None:
             return outcome
         record.update(correct=True, status=faults.PASSED, error=None)
@@ -1152,6 +1154,7 @@ class _Trials:
         self.budget = evaluator.settings.timeout_s
         self.upstream_correct: bool | None = True
         self.failed = False
+        self.stale = False  # a trial returned the answer for an earlier trial's inputs
 
     def run(self, trial: int) -> Outcome | None:
         ev, case, record = self.evaluator, self.case, self.record
@@ -1187,7 +1190,9 @@ class _Trials:
         if verdict is None and not ev.settings.allow_input_changes:
             verdict = ev._judge_inputs(case, seed, reply.extra.get("inputs_after"))
         if verdict is not None and verdict.status == faults.MISMATCH:
-            verdict = ev._stale_answer(case, trial, reply.value) or verdict
+            stale = ev._stale_answer(case, trial, reply.value)
+            self.stale |= stale is not None and not self.failed
+            verdict = stale or verdict
         if verdict is None:
             return None
         hint = stream_hint(record) if verdict.status == faults.CHEAT else ""
@@ -1198,17 +1203,37 @@ class _Trials:
         """After every trial passed: the stream-order trials (ordering.py) on fresh inputs, the
         second only for a candidate that made streams of its own. Ours only: upstream's rules
         know no such trial."""
+        found = self._unordered()
+        return None if found is None else self._fail(*found)
+
+    def race_behind(self, stale: Outcome) -> Outcome:
+        """A trial's answer for an earlier trial's inputs, from a candidate that makes streams:
+        a cache, or work on an unordered stream that read the memory an earlier trial's
+        buffers left there before its own inputs were written (L1/56 of CUDA-L1 read as
+        either). Its stream-order trials tell them apart: `race` when one fails, the cache's
+        `cheat` when they pass."""
+        found = self._unordered()
+        if found is None or found[0] != faults.RACE:
+            return stale
+        returned = stale.message.split(" (an output cached")[0]
+        message = (f"{found[1]}; {returned}: memory an earlier trial's buffers left, read "
+                   "before its own inputs were written, not a cache")
+        self.record.update(status=faults.RACE, error=message)
+        return Outcome(faults.RACE, message, record=self.record)
+
+    def _unordered(self) -> tuple[str, str, str] | None:
+        """(status, message, details) of the first stream-order trial that fails, or None."""
         ev, case, record = self.evaluator, self.case, self.record
         seed = ev._input_seed(ev.settings.trials)
         for order in ordering.ORDERS:
             reply = ev._ask(record, "run", case, self.budget, input_seed=seed, order=order)
             if isinstance(reply, Fault):
-                return self._fail(reply.status, f"{order} trial: {reply.message}", reply.details)
+                return reply.status, f"{order} trial: {reply.message}", reply.details
             self.budget = max(self.budget - reply.wall_s, 0.001)
             verdict = ev._judge(case, seed, reply.value)
             if verdict is not None:
-                return self._fail(faults.RACE, f"{ordering.describe(order)} ({order} trial, "
-                                  f"input seed {seed}: {verdict.message})")
+                return faults.RACE, (f"{ordering.describe(order)} ({order} trial, input seed "
+                                     f"{seed}: {verdict.message})"), ""
             if not reply.header.get("streams"):
                 return None
         return None
@@ -1228,9 +1253,14 @@ def differs_elementwise(verdict: correctness.Verdict) -> bool:
     return not verdict.passed and verdict.rule != correctness.WHOLE_TENSOR
 
 
+def makes_streams(record: dict) -> bool:
+    """Whether the candidate's source makes CUDA streams of its own (its static scan)."""
+    return any("creates CUDA streams" in note for note in record.get("static_scan") or [])
+
+
 def stream_hint(record: dict) -> str:
     """What a cheat verdict most likely means for a candidate that makes CUDA streams."""
-    if any("creates CUDA streams" in note for note in record.get("static_scan") or []):
+    if makes_streams(record):
         return ("; the candidate makes CUDA streams: work on a stream not ordered after the "
                 "caller's can read inputs before they are written and return outputs before "
                 "they are computed, and events on the caller's stream do not time it")

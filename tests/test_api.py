@@ -64,6 +64,46 @@ def test_a_verdicts_timing_may_stop_once_clear_of_the_thresholds_the_summary_rea
     assert sent == [[0.0, 1.0, 2.0, 50.0]]
 
 
+CACHES = EXAMPLES / "candidates" / "hostile" / "level1" / "2_ReLU" / "caches_by_shape.py"
+# The same cache in a candidate that makes a CUDA stream (its static scan says so).
+CACHES_WITH_A_STREAM = CACHES.read_text() + "\n\nSIDE = torch.cuda.Stream if False else None\n"
+
+
+@pytest.mark.parametrize("source, ordered, status", [
+    (CACHES_WITH_A_STREAM, False, "race"),  # an unordered stream read an earlier trial's memory
+    (CACHES_WITH_A_STREAM, True, "cheat"),  # ordered streams: the stale answer is a cache
+    (CACHES.read_text(), False, "cheat"),  # no stream of its own: a cache, no order trial asked
+], ids=["streams-unordered", "streams-ordered", "no-streams"])
+def test_a_stale_answer_from_a_candidate_that_makes_streams_is_told_by_its_order_trials(
+        tmp_path, monkeypatch, source, ordered, status):
+    from pytest_kernelbench import evaluation, faults
+
+    asked: list[bool] = []
+
+    def unordered(trials):
+        asked.append(True)
+        return None if ordered else (faults.RACE, "with the caller's stream writing the inputs "
+                                     "late, forward read them before they were written", "")
+
+    # The order trials need CUDA streams; here only their answer is stood in for, and the
+    # worker on the CPU is not asked to track streams.
+    header = evaluation.Evaluator._header
+    monkeypatch.setattr(evaluation.Evaluator, "order_trials", property(lambda self: True))
+    monkeypatch.setattr(evaluation.Evaluator, "_header", lambda self, *args, **kwargs: {
+        **header(self, *args, **kwargs), "order_trials": False})
+    monkeypatch.setattr(evaluation._Trials, "_unordered", unordered)
+    candidate = tmp_path / "2_ReLU.py"
+    candidate.write_text(source)
+    result = valid(evaluate(RELU, candidate, **{**FAST, "trials": 3}))
+    assert result["status"] == status, result["error"]
+    assert asked == ([True] if "cuda.Stream" in source else [])
+    if status == "race":
+        assert "returned the answer for the inputs of trial 0" in result["error"]
+        assert "not a cache" in result["error"] and "read them before" in result["error"]
+    else:
+        assert "answer for the inputs of trial 0" in result["error"]
+
+
 def test_bad_arguments_are_named():
     with pytest.raises(TypeError, match="unknown option.*trails"):
         Session(device="cpu", trails=3)
