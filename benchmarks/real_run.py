@@ -7,7 +7,8 @@ Each run is one `pytest` process (CUDA, the given arguments, e.g. `-n 4`), stopp
 at its limit (its report is kept). The warm run orders its cases by the cold run's report
 (`--kb-costs`), as a rerun that writes the same `--kb-report` does. For each it prints: wall
 time; the builds (how many of each status, their summed and longest seconds, when the last one
-ended); seconds per candidate for each harness stage and each part of the workers' loads; the
+ended); seconds per candidate for each harness stage, each part of the workers' loads and each
+part of the timings; the
 GPU's idle fraction, the share of the run's wall time in which no item held the device (from
 the records' `held` intervals: stages hold the device while they run candidate code on it); and
 how the device was shared (devices.device_schedule): seconds held alone by timings, seconds of
@@ -68,6 +69,8 @@ def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
     print("  seconds per candidate (median / p90 / total): " + spread(records, "harness_s"))
     if any(r.get("load_phases") for r in records):
         print("  load, in the worker (median / p90 / total): " + spread(records, "load_phases"))
+    if any(r.get("timing_phases") for r in records):
+        print("  timings, by part (median / p90 / total): " + spread(records, "timing_phases"))
     held = [(start, end) for r in records for _, start, end in hold_spans(r)]
     if held:
         first, last = min(s for s, _ in held), max(e for _, e in held)
