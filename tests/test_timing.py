@@ -75,10 +75,12 @@ def test_a_timing_whose_speedup_is_clear_of_every_threshold_stops_on_the_looser_
     assert clear.stopped == "decided"
     worse = max(timing.rse_of_median(s) for s in clear.samples_s.values())
     assert 0.005 < worse <= timing.DECIDED_RSE_FACTOR * 0.005
-    # A threshold at the same speedup: the full precision, as without thresholds.
+    # A threshold near whatever speedup it measures (every hundredth up to 20x): the full
+    # precision, as without thresholds.
     near = timing.measure_interleaved(
         {"baseline": _jittered_turn(2e-4, 1), "candidate": _jittered_turn(2e-5, 2)}, "cpu",
-        budget_s=5.0, min_rounds=5, target_rse=0.005, warmup_s=0.0, thresholds=(0.0, 1.0, 10.0))
+        budget_s=5.0, min_rounds=5, target_rse=0.005, warmup_s=0.0,
+        thresholds=[i / 100 for i in range(1, 2001)])
     assert near.stopped == "rse"
 
 
