@@ -8,12 +8,11 @@ at its limit (its report is kept). The warm run orders its cases by the cold run
 (`--kb-costs`), as a rerun that writes the same `--kb-report` does. For each it prints: wall
 time; the builds (how many of each status, their summed and longest seconds, when the last one
 ended); seconds per candidate for each harness stage, each part of the workers' loads and each
-part of the timings; the
-GPU's idle fraction, the share of the run's wall time in which no item held the device (from
-the records' `held` intervals: stages hold the device while they run candidate code on it); and
-how the device was shared (devices.device_schedule): seconds held alone by timings, seconds of
-shared holds and how many held at once, and how many timings each drain of the shared work let
-in.
+part of the timings; the GPU's idle fraction, the share of the run's wall time in which no item
+held the device (from the records' `held` intervals: stages hold the device while they run
+candidate code on it); and how the device was shared (devices.device_schedule): seconds held
+alone by timings, seconds of shared holds and how many held at once, and how many timings each
+drain of the shared work let in.
 """
 
 from __future__ import annotations

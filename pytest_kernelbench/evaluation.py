@@ -879,18 +879,15 @@ class Evaluator:
                 return None
         return None if verdict.passed else verdict
 
-    def _stale_answer(self, case: Case, trial: int, got: Any) -> correctness.Verdict | None:
-        """A cheat verdict when a wrong output is the right answer for an earlier trial's inputs.
+    def _stale_answer(self, case: Case, trial: int, got: Any) -> int | None:
+        """The earlier trial whose inputs a wrong output is the right answer for, if any.
 
         A result cached across calls (keyed on a pointer, a shape or a call count) shows up here
-        or in the timed calls, depending on where the allocator puts each draw; this names it
-        the same way in both places.
+        or in the timed calls, depending on where the allocator puts each draw.
         """
         for earlier in range(trial):
             if self._judge(case, self._input_seed(earlier), got) is None:
-                return correctness.Verdict(faults.CHEAT, f"returned the answer for the inputs "
-                                           f"of trial {earlier} (an output cached or replayed "
-                                           "across calls)")
+                return earlier
         return None
 
     def _judge_inputs(self, case: Case, seed: int, after: Any) -> correctness.Verdict | None:
@@ -1154,7 +1151,8 @@ class _Trials:
         self.budget = evaluator.settings.timeout_s
         self.upstream_correct: bool | None = True
         self.failed = False
-        self.stale = False  # a trial returned the answer for an earlier trial's inputs
+        # what our failing trial returned, when it was the answer for an earlier trial's inputs
+        self.stale = ""
 
     def run(self, trial: int) -> Outcome | None:
         ev, case, record = self.evaluator, self.case, self.record
@@ -1190,9 +1188,12 @@ class _Trials:
         if verdict is None and not ev.settings.allow_input_changes:
             verdict = ev._judge_inputs(case, seed, reply.extra.get("inputs_after"))
         if verdict is not None and verdict.status == faults.MISMATCH:
-            stale = ev._stale_answer(case, trial, reply.value)
-            self.stale |= stale is not None and not self.failed
-            verdict = stale or verdict
+            earlier = ev._stale_answer(case, trial, reply.value)
+            if earlier is not None:
+                returned = f"returned the answer for the inputs of trial {earlier}"
+                self.stale = self.stale or ("" if self.failed else f"trial {trial} {returned}")
+                verdict = correctness.Verdict(faults.CHEAT, f"{returned} (an output cached or "
+                                              "replayed across calls)")
         if verdict is None:
             return None
         hint = stream_hint(record) if verdict.status == faults.CHEAT else ""
@@ -1215,8 +1216,7 @@ class _Trials:
         found = self._unordered()
         if found is None or found[0] != faults.RACE:
             return stale
-        returned = stale.message.split(" (an output cached")[0]
-        message = (f"{found[1]}; {returned}: memory an earlier trial's buffers left, read "
+        message = (f"{found[1]}; {self.stale}: memory an earlier trial's buffers left, read "
                    "before its own inputs were written, not a cache")
         self.record.update(status=faults.RACE, error=message)
         return Outcome(faults.RACE, message, record=self.record)

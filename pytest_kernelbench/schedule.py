@@ -46,7 +46,7 @@ def expected_cost(case: Case, costs: dict[tuple, float]) -> float:
     if case.candidate is None:
         return 0.0  # reported missing at once
     level, pid = case.problem.level, case.problem.problem_id
-    known = costs.get((case.set_name, level, pid, case.sample))
+    known = costs.get(cost_key(case))
     if known is not None:
         return known
     same_problem = [s for (_, lv, p, _), s in costs.items() if (lv, p) == (level, pid)]
@@ -63,9 +63,14 @@ def longest_first(cases: Sequence[Case], costs: dict[tuple, float]) -> list[Case
     return sorted(cases, key=lambda case: -expected_cost(case, costs))
 
 
+def cost_key(case: Case) -> tuple:
+    """A case's key in the costs (read_costs): set, level, problem id, sample."""
+    return case.set_name, case.problem.level, case.problem.problem_id, case.sample
+
+
 def measured(case: Case, costs: dict[tuple, float]) -> bool:
     """Whether the costs report timed this very case (not a guess from its problem or level)."""
-    return (case.set_name, case.problem.level, case.problem.problem_id, case.sample) in costs
+    return cost_key(case) in costs
 
 
 def builds_last(cases: Sequence[Case], builds: Callable[[Case], bool],

@@ -403,29 +403,29 @@ def test_a_shared_stage_lets_a_waiting_timing_in_between_two_requests(tmp_path, 
     assert result["held"]["correct"][1] > seen["released"]
 
 
-def test_with_drain_stop_a_timing_stops_a_request_in_progress(tmp_path, monkeypatch):
-    # The first correctness trial's forward works for 1.5 s: a timing that asks meanwhile gets
-    # the device at once, the candidate stopped where it is until the timing ran; the trial
-    # then goes on, and neither its time nor its deadline counts the stop.
+def _stopped_for_a_timing(tmp_path, slow_while: str, request: str) -> dict:
+    """Judge a ReLU candidate whose forward works 1.5 s (a tick every 10 ms) in the calls where
+    the expression slow_while holds (it reads CALLS, the calls so far, and os), with
+    --kb-drain=stop and a timing that asks at the first tick; check that the request in
+    progress (op `request`) stood stopped while the timing ran, went on afterwards, and was
+    not charged the stop. Returns the record."""
     from pathlib import Path
 
     from pytest_kernelbench import Session
 
-    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
     relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
     ticks = tmp_path / "ticks"  # when the long forward worked
     candidate = tmp_path / "2_ReLU.py"
     candidate.write_text(
-        "import time\nimport torch\n\nCALLS = []\n\n"
+        "import os, time\nimport torch\n\nCALLS = []\n\n"
         "class ModelNew(torch.nn.Module):\n"
         "    def forward(self, x):\n"
         "        CALLS.append(1)\n"
-        "        for _ in range(150 if len(CALLS) == 1 else 0):\n"
+        f"        for _ in range(150 if {slow_while} else 0):\n"
         f"            open({str(ticks)!r}, 'a').write(repr(time.time()) + '\\n')\n"
         "            time.sleep(0.01)\n"
         "        return torch.relu(x)\n")
     seen: dict[str, float] = {}
-
     other = _timing_once_there_is(ticks, seen, "asked", hold_s=1.0)
     with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0, confine="off",
                  drain="stop") as session:
@@ -437,7 +437,16 @@ def test_with_drain_stop_a_timing_stops_a_request_in_progress(tmp_path, monkeypa
     assert not [t for t in stamps if seen["taken"] < t < seen["released"]]
     assert stamps[-1] > seen["released"]  # the request went on afterwards
     assert result["harness_s"]["stopped"] >= 0.9
-    assert result["harness_s"]["run"] < 1.5 + 0.9  # the stop left out of the request's time
+    assert result["harness_s"][request] < 1.5 + 0.9  # the stop left out of the request's time
+    return result
+
+
+def test_with_drain_stop_a_timing_stops_a_request_in_progress(tmp_path, monkeypatch):
+    # The first correctness trial's forward works for 1.5 s: a timing that asks meanwhile gets
+    # the device at once, the candidate stopped where it is until the timing ran; the trial
+    # then goes on, and neither its time nor its deadline counts the stop.
+    monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
+    _stopped_for_a_timing(tmp_path, "len(CALLS) == 1", "run")
 
 
 def test_with_drain_stop_a_timing_stops_a_kernel_attribution_in_progress(tmp_path, monkeypatch):
@@ -445,22 +454,10 @@ def test_with_drain_stop_a_timing_stops_a_kernel_attribution_in_progress(tmp_pat
     # a timing that asks meanwhile, like a correctness trial. On a CPU the harness reads no
     # kernels, so the problem is made to look as if it had some, and the candidate's forward
     # turns slow once the attribution begins.
-    from pathlib import Path
-
-    from pytest_kernelbench import Session, evaluation
+    from pytest_kernelbench import evaluation
 
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
-    relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
-    ticks, slow = tmp_path / "ticks", tmp_path / "slow"
-    candidate = tmp_path / "2_ReLU.py"
-    candidate.write_text(
-        "import os, time\nimport torch\n\n"
-        "class ModelNew(torch.nn.Module):\n"
-        "    def forward(self, x):\n"
-        f"        for _ in range(150 if os.path.exists({str(slow)!r}) else 0):\n"
-        f"            open({str(ticks)!r}, 'a').write(repr(time.time()) + '\\n')\n"
-        "            time.sleep(0.01)\n"
-        "        return torch.relu(x)\n")
+    slow = tmp_path / "slow"
     traits, note_kernels = evaluation.Evaluator._problem_traits, evaluation.Evaluator._note_kernels
 
     def with_kernels(self, *args, **kwargs):
@@ -472,19 +469,7 @@ def test_with_drain_stop_a_timing_stops_a_kernel_attribution_in_progress(tmp_pat
 
     monkeypatch.setattr(evaluation.Evaluator, "_problem_traits", with_kernels)
     monkeypatch.setattr(evaluation.Evaluator, "_note_kernels", slowly)
-    seen: dict[str, float] = {}
-    other = _timing_once_there_is(ticks, seen, "asked", hold_s=1.0)
-    with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0, confine="off",
-                 drain="stop") as session:
-        result = session.evaluate(relu, candidate)
-    other.join()
-    assert result["status"] == "passed", result["error"]
-    assert seen["taken"] - seen["asked"] < 0.5  # not the rest of the 1.5 s request
-    stamps = [float(line) for line in ticks.read_text().split()]
-    assert not [t for t in stamps if seen["taken"] < t < seen["released"]]
-    assert stamps[-1] > seen["released"]  # the attribution went on afterwards
-    assert result["harness_s"]["stopped"] >= 0.9
-    assert result["harness_s"]["profile"] < 1.5 + 0.9  # the stop left out of its time
+    _stopped_for_a_timing(tmp_path, f"os.path.exists({str(slow)!r})", "profile")
 
 
 def test_the_attribute_stage_lets_a_waiting_timing_in_between_its_pieces(tmp_path, monkeypatch):
