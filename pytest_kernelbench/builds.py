@@ -41,6 +41,8 @@ NEEDS_BUILD = re.compile(r"\bcpp_extension\b|\bload_inline\b")
 BUILT_MARKER = ".kb-built"
 FAILED_MARKER = ".kb-failed"  # the compiler's first lines, for a source that failed to build
 DEFERRED_MARKER = ".kb-deferred"  # its import built nothing without a GPU: left to its item
+# its import builds again whatever is cached (it rewrites its sources, say): left to its item
+REBUILDS_MARKER = ".kb-rebuilds"
 FAILED_LINE = "kernelbench: extension build failed"  # echoed by echo_build_errors
 LOCK_FILE = ".kb-lock"
 # torch.utils.cpp_extension's own build lock, a file in each extension's build folder: a build
@@ -134,7 +136,7 @@ def settled(build: Build) -> bool:
     elif (folder / FAILED_MARKER).exists():
         build.status = "failed"
         build.message = "failed before: " + failure(folder)
-    elif (folder / DEFERRED_MARKER).exists():
+    elif (folder / DEFERRED_MARKER).exists() or (folder / REBUILDS_MARKER).exists():
         build.status = "deferred"
     else:
         return False
@@ -437,6 +439,20 @@ def intact(folder: Path) -> bool:
     except (ValueError, AttributeError):
         return False
     return sealed == libraries(folder)
+
+
+def left_to_its_item(folder: Path) -> None:
+    """A sealed build that its candidate's own import built again: the seal goes, and later
+    runs leave the build to the candidate's item, not building it ahead only for the import
+    to build it once more (a minute of a worker's waiting, in every run)."""
+    (folder / REBUILDS_MARKER).write_text("")
+    (folder / BUILT_MARKER).unlink(missing_ok=True)
+
+
+def sealable(folder: Path) -> bool:
+    """Whether a build made in a worker is sealed: not when sealed already, nor when its
+    import builds again anyway (its libraries would never match the seal)."""
+    return not (folder / BUILT_MARKER).exists() and not (folder / REBUILDS_MARKER).exists()
 
 
 def discard(folder: Path) -> None:

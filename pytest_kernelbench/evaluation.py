@@ -290,11 +290,14 @@ class Evaluator:
                 builds.discard(folder)
                 record["flags"] = [*record.get("flags", []), "its cached build had changed "
                                    "since it was built: built again"]
+            sealed = builds_one and (folder / builds.BUILT_MARKER).exists()
             reply = self._ask(record, "load", case)
             if builds_one and not isinstance(reply, Fault) \
-                    and builds.within(folder, reply.header.get("extensions") or []) \
-                    and not (folder / builds.BUILT_MARKER).exists():
-                builds.seal(folder, case.candidate.path)  # built in the worker: seal it here
+                    and builds.within(folder, reply.header.get("extensions") or []):
+                if sealed and not builds.intact(folder):  # its import built it again
+                    builds.left_to_its_item(folder)
+                elif builds.sealable(folder):
+                    builds.seal(folder, case.candidate.path)  # built in the worker: seal it here
             if builds_one:
                 self._remember_build_failure(case, reply)
         if not isinstance(reply, Fault):  # where the load's time went

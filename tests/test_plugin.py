@@ -311,6 +311,24 @@ def test_a_build_that_fails_in_an_item_is_not_attempted_again(kb):
     assert record["harness_s"]["run"] < first["harness_s"]["run"] / 2, (first, record)
 
 
+def test_a_build_its_import_makes_again_is_left_to_its_item_in_later_runs(kb):
+    # The build phase builds it, and the worker's import builds it again: the next run does
+    # not build it ahead (nor call its cache changed), it leaves it to the item.
+    args = ("--kb-level=1", "--kb-timeout=600", "--kb-trials=1", "--kb-p=0", "-k", "2_ReLU")
+    kb.run("rebuilds", args=args)
+    [first] = kb.report()["builds"]
+    assert first["status"] == "built"
+    assert kb.records()[("rebuilds", 2, "s0")]["correct"]
+    [folder] = (kb.pytester.path / "kb-builds").glob("*/.kb-rebuilds")
+    assert not (folder.parent / ".kb-built").exists()
+    kb.run("rebuilds", args=args)
+    [again] = kb.report()["builds"]
+    assert (again["status"], again["message"]) == ("deferred", "")
+    record = kb.records()[("rebuilds", 2, "s0")]
+    assert record["correct"] and record["extension"] == "built", record
+    assert not any("changed" in flag for flag in record.get("flags", []))
+
+
 def test_xdist_workers_share_the_builds_without_building_twice(kb):
     kb.plugin_args += ["-p", "xdist.plugin"]
     kb.run("cpp_ext", args=("-n", "2", "--kb-level=1", "--kb-timeout=600", "--kb-trials=1"))
