@@ -280,6 +280,20 @@ def plausible(reported_median_s: float, burst_s_per_call: float, device: str) ->
     return burst_s_per_call <= 2 * reported_median_s + overhead_s
 
 
+PACE_STEPS = 100_000  # host_pace's loop: about 5 ms of CPython on a current core
+
+
+def host_pace(steps: int = PACE_STEPS) -> int:
+    """A fixed piece of pure-Python work: nothing of torch, so no patch of a candidate's
+    reaches it, yet a process the host runs slowly (a busy core, a lower clock) runs it slowly.
+    Timed by the pytest process in the worker and in itself, it says how much slower the
+    worker ran the harness's own code (Evaluator._unslow_baseline)."""
+    total = 0
+    for step in range(steps):
+        total += step % 7
+    return total
+
+
 # --- what one side runs: shared by the worker and the pytest process --------------------------
 
 def forward_async(model, inputs: list):

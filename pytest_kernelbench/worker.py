@@ -83,6 +83,8 @@ class Worker:
                 return {"ok": True}, []
             if op == "ping":
                 return {"ok": True, "pid": os.getpid(), **enter_policy(request)}, []
+            if op == "pace":  # harness code only: timed by the pytest process's clock
+                return {"ok": True, "sum": timing.host_pace(request["steps"])}, []
             if op == "ipc_probe":
                 import torch
 

@@ -393,6 +393,52 @@ def test_one_slowed_burst_of_the_baseline_in_the_candidates_process_scales_nothi
     assert result["speedup_interval"] is not None  # the timing's own figure stands
 
 
+def _slowed_there(monkeypatch, evaluator, pace_slowed: bool) -> list[str]:
+    """Every baseline burst in the candidate's process ten times as long, and the harness's
+    own work there too when pace_slowed; returns the ops altered, in order."""
+    import dataclasses
+
+    asked = evaluator._ask
+    altered: list[str] = []
+
+    def ask(record, op, case, timeout_s=None, **extra):
+        reply = asked(record, op, case, timeout_s, **extra)
+        slowed = (op == "burst" and extra.get("side") == "baseline") or \
+            (op == "pace" and pace_slowed)
+        if not slowed:
+            return reply
+        altered.append(op)
+        return dataclasses.replace(reply, wall_s=reply.wall_s * 10)
+
+    monkeypatch.setattr(evaluator, "_ask", ask)
+    return altered
+
+
+def test_a_worker_the_host_runs_slowly_keeps_its_speedup(monkeypatch):
+    # The baseline's bursts there ran ten times as long as here, and so did the harness's
+    # own pure-Python work there: the process ran slowly, its timing's speedup stands.
+    with Session(**FAST) as session:
+        altered = _slowed_there(monkeypatch, session._evaluator, pace_slowed=True)
+        result = valid(session.evaluate(RELU, GOOD))
+    assert "pace" in altered and altered.count("burst") >= 2
+    assert result["status"] == "passed", result["error"]
+    assert result["speedup_interval"] is not None  # the timing's own figure
+    [note] = [flag for flag in result["flags"] if "baseline took" in flag]
+    assert "the process ran slowly" in note and "scaled" not in note
+
+
+def test_a_baseline_slowed_alone_in_the_candidates_process_is_scaled(monkeypatch):
+    # The same bursts, while the harness's own work there ran as fast as here: the baseline
+    # alone was slowed there, as a candidate that patches its operators slows it.
+    with Session(**FAST) as session:
+        altered = _slowed_there(monkeypatch, session._evaluator, pace_slowed=False)
+        result = valid(session.evaluate(RELU, GOOD))
+    assert altered.count("burst") >= 2
+    assert result["speedup_interval"] is None
+    [note] = [flag for flag in result["flags"] if "baseline took" in flag]
+    assert "scaled by" in note
+
+
 def test_the_problems_cost_is_read_after_the_timing_not_while_it_holds_the_device(monkeypatch):
     # Nothing of it is timed: under the shared hold that follows the timing, other workers go
     # on meanwhile, where the timing's exclusive hold would keep them waiting.
