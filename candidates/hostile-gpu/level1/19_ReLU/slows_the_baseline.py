@@ -23,15 +23,3 @@ class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.clamp(x, min=0)
 
-
-batch_size = 4096
-dim = 24576
-
-
-def get_inputs():
-    x = torch.randn(batch_size, dim)
-    return [x]
-
-
-def get_init_inputs():
-    return []
