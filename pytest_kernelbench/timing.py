@@ -284,8 +284,9 @@ PACE_STEPS = 100_000  # host_pace's loop: about 5 ms of CPython on a current cor
 
 
 def host_pace(steps: int = PACE_STEPS) -> int:
-    """A fixed piece of pure-Python work: nothing of torch, so no patch of a candidate's
-    reaches it, yet a process the host runs slowly (a busy core, a lower clock) runs it slowly.
+    """A fixed piece of pure-Python work: nothing of torch, so a candidate's patch of torch's
+    operators does not reach it, yet a process the host runs slowly (a busy core, a lower
+    clock) runs it slowly.
     Timed by the pytest process in the worker and in itself, it says how much slower the
     worker ran the harness's own code (Evaluator._unslow_baseline)."""
     total = 0
