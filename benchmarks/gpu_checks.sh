@@ -6,6 +6,7 @@
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
 #        [KB_WARM_LIMIT=SECONDS] [KB_BUILD_CACHE=DIR] [KB_REAL_ONLY=cold|warm] (realrun)
+#        [KB_CACHE_IN=DIR] [KB_CACHE_OUT=DIR] [KB_ORDER_FROM=REPORT] (realrun, on a fresh machine)
 #        bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
 #   logs and JSON reports land in OUTDIR; extra arguments narrow the evaluation (e.g. -k ReLU).
 #   eval stops (SIGINT, reports kept) after KB_EVAL_LIMIT seconds; repeat runs eval's command
@@ -373,6 +374,14 @@ if [[ " $sections " == *" realrun "* ]]; then
     # The same set through benchmarks/real_run.py: cold (own build cache), then warm when
     # KB_WARM_LIMIT is set; wall time, builds, seconds per stage, the GPU's idle fraction.
     real="${KB_REAL_SET:-.third_party/cudal1/h100}"
+    # A warm run on a machine that did not run the cold one: the cold run's build cache as the
+    # pieces KB_CACHE_OUT wrote (carried in an ignored folder), its report for the order.
+    if [[ -n "${KB_CACHE_IN:-}" && -n "${KB_BUILD_CACHE:-}" && ! -d "$KB_BUILD_CACHE" ]]; then
+        mkdir -p "$KB_BUILD_CACHE" && cat "$KB_CACHE_IN"/kbcache.tgz.* | tar xzf - -C "$KB_BUILD_CACHE"
+    fi
+    if [[ -n "${KB_ORDER_FROM:-}" && ! -f "$out/realrun/cold.json" ]]; then
+        mkdir -p "$out/realrun" && cp "$KB_ORDER_FROM" "$out/realrun/cold.json"
+    fi
     echo "== real_run: $real, -n ${KB_WORKERS:-4}"
     python3 benchmarks/real_run.py "$out/realrun" --problems .third_party/v0/KernelBench \
         --candidates "$real" --limit "${KB_EVAL_LIMIT:-540}" --warm-limit "${KB_WARM_LIMIT:-0}" \
@@ -391,6 +400,10 @@ if [[ " $sections " == *" realrun "* ]]; then
         # whether the cache could travel to a later machine (64 MiB a call, files 16 MiB each)
         echo "build cache: $(du -sh "$KB_BUILD_CACHE" | cut -f1) on disk," \
             "$(( $(tar czf - -C "$KB_BUILD_CACHE" . 2>/dev/null | wc -c) / 1048576 )) MiB compressed"
+        if [[ -n "${KB_CACHE_OUT:-}" ]]; then  # pieces small enough to come back from a call
+            mkdir -p "$KB_CACHE_OUT"
+            tar czf - -C "$KB_BUILD_CACHE" . | split -b 15m - "$KB_CACHE_OUT/kbcache.tgz."
+        fi
     fi
     if [[ -f "$out/realrun/cold.json" && -f "$out/realrun/warm.json" ]]; then  # repeatability
         python3 benchmarks/compare_runs.py "$out/realrun/cold.json" "$out/realrun/warm.json" \
