@@ -12,7 +12,9 @@ part of the timings; the GPU's idle fraction, the share of the run's wall time i
 held the device (from the records' `held` intervals: stages hold the device while they run
 candidate code on it); and how the device was shared (devices.device_schedule): seconds held
 alone by timings, seconds of shared holds and how many held at once, and how many timings each
-drain of the shared work let in.
+drain of the shared work let in. Records whose speedup the harness's checks changed or let
+stand after a disagreement (a baseline slowed in the candidate's process, the harness's clock)
+get a line each: where a false verdict would hide.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
         print("  load, in the worker (median / p90 / total): " + spread(records, "load_phases"))
     if any(r.get("timing_phases") for r in records):
         print("  timings, by part (median / p90 / total): " + spread(records, "timing_phases"))
+    for line in corrected(records):
+        print("  " + line)
     held = [(start, end) for r in records for _, start, end in hold_spans(r)]
     if held:
         first, last = min(s for s, _ in held), max(e for _, e in held)
@@ -79,6 +83,24 @@ def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
               f"+{last - started:.0f} s; idle {1 - busy / (last - first):.2f} between them)")
     for device, schedule in device_schedule(records).items():
         print("  " + sharing(device, schedule))
+
+
+# The flags of a speedup that the harness's checks changed or let stand after a disagreement
+# (evaluation.py: _unslow_baseline, _check_clock, _bound_by_harness_clock): the records a false
+# verdict would hide in, worth reading in every run.
+CORRECTED = ("baseline took", "the speedup uses the harness's clock", "bounded by the harness's clock")
+
+
+def corrected(records: list[dict]) -> list[str]:
+    """One line per record whose speedup a check changed or weighed: where, verdict, flag."""
+    lines = []
+    for r in records:
+        for flag in r.get("flags") or []:
+            if any(mark in flag for mark in CORRECTED):
+                speedup = f"{r['speedup']:.3f}" if r.get("speedup") is not None else "-"
+                lines.append(f"checked speedup: L{r['level']}/{r['problem_id']} {r['status']} "
+                             f"{speedup}: {flag}")
+    return lines
 
 
 def sharing(device: str, schedule: dict) -> str:
