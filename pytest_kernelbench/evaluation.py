@@ -644,7 +644,8 @@ class Evaluator:
         slower = max(1.0, min(t for t, _ in measured) / min(h for _, h in measured)) \
             if measured else 1.0
         said = (f"baseline took {there_s * 1e6:.1f} us per call in the candidate's process but "
-                f"{here_s * 1e6:.1f} us here, the harness's own code {slower:.2f}x as long")
+                f"{here_s * 1e6:.1f} us here" + (f", the harness's own code {slower:.2f}x as long"
+                                                  if measured else ""))
         if agree(here_s * slower):
             notes.append(f"{said}: the process ran slowly, not the baseline alone; the timing's "
                          "speedup stands")
