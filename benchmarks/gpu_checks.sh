@@ -377,9 +377,14 @@ if [[ " $sections " == *" realrun "* ]]; then
     # A warm run on a machine that did not run the cold one: the cold run's build cache as the
     # pieces KB_CACHE_OUT wrote (carried in an ignored folder), its report for the order.
     if [[ -n "${KB_CACHE_IN:-}" && -n "${KB_BUILD_CACHE:-}" && ! -d "$KB_BUILD_CACHE" ]]; then
-        mkdir -p "$KB_BUILD_CACHE" && cat "$KB_CACHE_IN"/kbcache.tgz.* | tar xzf - -C "$KB_BUILD_CACHE"
+        compgen -G "$KB_CACHE_IN/kbcache.tgz.*" >/dev/null \
+            || { echo "KB_CACHE_IN=$KB_CACHE_IN holds no kbcache.tgz.* pieces"; exit 1; }
+        mkdir -p "$KB_BUILD_CACHE"
+        cat "$KB_CACHE_IN"/kbcache.tgz.* | tar xzf - -C "$KB_BUILD_CACHE" \
+            || { echo "KB_CACHE_IN=$KB_CACHE_IN: its pieces do not unpack"; exit 1; }
     fi
     if [[ -n "${KB_ORDER_FROM:-}" && ! -f "$out/realrun/cold.json" ]]; then
+        [[ -f "$KB_ORDER_FROM" ]] || { echo "KB_ORDER_FROM=$KB_ORDER_FROM: no such report"; exit 1; }
         mkdir -p "$out/realrun" && cp "$KB_ORDER_FROM" "$out/realrun/cold.json"
     fi
     echo "== real_run: $real, -n ${KB_WORKERS:-4}"
