@@ -374,53 +374,74 @@ def test_a_host_whose_load_fell_after_the_candidates_bursts_is_no_cheat(monkeypa
         ["candidate"] * evaluation.BURST_TRIES + ["baseline", "candidate"]
 
 
-def test_one_slowed_burst_of_the_baseline_in_the_candidates_process_scales_nothing(monkeypatch):
-    # A hiccup of the host slowed the first burst of the baseline in the candidate's process
-    # ten times; a candidate that slows the baseline there would slow every burst alike.
+def _slowed_there(monkeypatch, evaluator, timed: tuple[str, ...] = (), bursts: int = 99,
+                  pace: bool = False) -> list[str]:
+    """Ten times as long in the candidate's process: the timing's samples of the sides in
+    timed, the first `bursts` bursts of the baseline, and the harness's own work when pace;
+    returns those requests as they come ('time', 'burst' of the baseline, 'pace'), each
+    marked '*' where it was altered."""
     import dataclasses
 
-    def hiccup(side, reply, sides):
-        if side != "baseline" or sides.count("baseline") > 1:
-            return reply
-        return dataclasses.replace(reply, wall_s=reply.wall_s * 10)
+    from pytest_kernelbench.sandbox import Fault
 
+    asked = evaluator._ask
+    seen: list[str] = []
+
+    def ask(record, op, case, timeout_s=None, **extra):
+        reply = asked(record, op, case, timeout_s, **extra)
+        if op not in ("time", "pace") and not (op == "burst" and extra.get("side") == "baseline"):
+            return reply
+        if isinstance(reply, Fault):
+            seen.append(op)
+            return reply
+        if op == "time" and timed:
+            seen.append("time*")
+            samples = {side: [s * 10 for s in values] if side in timed else values
+                       for side, values in reply.header["samples_s"].items()}
+            return dataclasses.replace(reply, header={**reply.header, "samples_s": samples})
+        if (op == "burst" and seen.count("burst*") < bursts) or (op == "pace" and pace):
+            seen.append(op + "*")
+            return dataclasses.replace(reply, wall_s=reply.wall_s * 10)
+        seen.append(op)
+        return reply
+
+    monkeypatch.setattr(evaluator, "_ask", ask)
+    return seen
+
+
+def test_one_slowed_burst_of_the_baseline_in_the_candidates_process_scales_nothing(monkeypatch):
+    # A host that ran slowly through the timing (both sides alike) slowed the first burst of
+    # the baseline there too; a candidate that slows the baseline there slows every burst.
     with Session(**FAST) as session:
-        bursts = _bursts_altered(monkeypatch, session._evaluator, hiccup)
+        seen = _slowed_there(monkeypatch, session._evaluator,
+                             timed=("baseline", "candidate"), bursts=1)
         result = valid(session.evaluate(RELU, GOOD))
-    assert bursts.count("baseline") >= 2  # the slowed one was measured again
+    assert seen[:3] == ["time*", "burst*", "burst"]  # the slowed one was measured again
     assert result["status"] == "passed", result["error"]
     assert not any("baseline took" in flag for flag in result["flags"]), result["flags"]
     assert result["speedup_interval"] is not None  # the timing's own figure stands
 
 
-def _slowed_there(monkeypatch, evaluator, pace_slowed: bool) -> list[str]:
-    """Every baseline burst in the candidate's process ten times as long, and the harness's
-    own work there too when pace_slowed; returns the ops altered, in order."""
-    import dataclasses
-
-    asked = evaluator._ask
-    altered: list[str] = []
-
-    def ask(record, op, case, timeout_s=None, **extra):
-        reply = asked(record, op, case, timeout_s, **extra)
-        slowed = (op == "burst" and extra.get("side") == "baseline") or \
-            (op == "pace" and pace_slowed)
-        if not slowed:
-            return reply
-        altered.append(op)
-        return dataclasses.replace(reply, wall_s=reply.wall_s * 10)
-
-    monkeypatch.setattr(evaluator, "_ask", ask)
-    return altered
+def test_slow_bursts_after_a_timing_whose_baseline_fits_scale_nothing(monkeypatch):
+    # Every burst of the baseline there ran ten times as long as here, but the timing's own
+    # median of it did not: the slowness bought the candidate nothing.
+    with Session(**FAST) as session:
+        seen = _slowed_there(monkeypatch, session._evaluator)
+        result = valid(session.evaluate(RELU, GOOD))
+    assert "pace" not in seen  # no burst measured again for it
+    assert result["status"] == "passed", result["error"]
+    assert not any("baseline took" in flag for flag in result["flags"]), result["flags"]
+    assert result["speedup_interval"] is not None
 
 
 def test_a_worker_the_host_runs_slowly_keeps_its_speedup(monkeypatch):
-    # The baseline's bursts there ran ten times as long as here, and so did the harness's
-    # own pure-Python work there: the process ran slowly, its timing's speedup stands.
+    # The timing (both sides), the baseline's bursts there and the harness's own pure-Python
+    # work there all ran ten times as long: the process ran slowly, its speedup stands.
     with Session(**FAST) as session:
-        altered = _slowed_there(monkeypatch, session._evaluator, pace_slowed=True)
+        seen = _slowed_there(monkeypatch, session._evaluator,
+                             timed=("baseline", "candidate"), pace=True)
         result = valid(session.evaluate(RELU, GOOD))
-    assert "pace" in altered and altered.count("burst") >= 2
+    assert "pace*" in seen and seen.count("burst*") >= 2
     assert result["status"] == "passed", result["error"]
     assert result["speedup_interval"] is not None  # the timing's own figure
     [note] = [flag for flag in result["flags"] if "baseline took" in flag]
@@ -428,12 +449,13 @@ def test_a_worker_the_host_runs_slowly_keeps_its_speedup(monkeypatch):
 
 
 def test_a_baseline_slowed_alone_in_the_candidates_process_is_scaled(monkeypatch):
-    # The same bursts, while the harness's own work there ran as fast as here: the baseline
-    # alone was slowed there, as a candidate that patches its operators slows it.
+    # The timing's baseline and its bursts there ten times as long, while the harness's own
+    # work there ran as fast as here: the baseline alone was slowed there, as a candidate
+    # that patches its operators slows it.
     with Session(**FAST) as session:
-        altered = _slowed_there(monkeypatch, session._evaluator, pace_slowed=False)
+        seen = _slowed_there(monkeypatch, session._evaluator, timed=("baseline",))
         result = valid(session.evaluate(RELU, GOOD))
-    assert altered.count("burst") >= 2
+    assert "pace" in seen and seen.count("burst*") >= 2
     assert result["speedup_interval"] is None
     [note] = [flag for flag in result["flags"] if "baseline took" in flag]
     assert "scaled by" in note
