@@ -434,6 +434,25 @@ def test_slow_bursts_after_a_timing_whose_baseline_fits_scale_nothing(monkeypatc
     assert result["speedup_interval"] is not None
 
 
+def test_a_graph_timings_median_spares_no_slowed_baseline(monkeypatch):
+    # A replayed graph's median is no eager call's: bursts of the baseline there that ran
+    # ten times as long are held against the candidate even where that median fits here.
+    with Session(**FAST) as session:
+        evaluator = session._evaluator
+        check = evaluator._check_timing
+
+        def as_graph(case, record, *args):
+            record["timing"] = "graph"  # as a CUDA run of a fast baseline times it
+            return check(case, record, *args)
+
+        monkeypatch.setattr(evaluator, "_check_timing", as_graph)
+        seen = _slowed_there(monkeypatch, evaluator)
+        result = valid(session.evaluate(RELU, GOOD))
+    assert "pace" in seen
+    [note] = [flag for flag in result["flags"] if "baseline took" in flag]
+    assert "scaled by" in note
+
+
 def test_a_worker_the_host_runs_slowly_keeps_its_speedup(monkeypatch):
     # The timing (both sides), the baseline's bursts there and the harness's own pure-Python
     # work there all ran ten times as long: the process ran slowly, its speedup stands.
