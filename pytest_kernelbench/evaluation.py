@@ -627,7 +627,7 @@ class Evaluator:
         there_s = worker_s
 
         def fits(here: float, there: float) -> bool:
-            """Whether a time per call there can be the baseline's at here_s here."""
+            """Whether a time per call there can be the baseline's, given its time here."""
             if self.device == "cpu":  # honest bursts of one model differed by up to 2.5x here
                 return there <= CPU_PROCESS_SPREAD * here
             return timing.plausible(here, there, self.device)
