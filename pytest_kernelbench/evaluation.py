@@ -632,9 +632,6 @@ class Evaluator:
                 return there <= CPU_PROCESS_SPREAD * here
             return timing.plausible(here, there, self.device)
 
-        def agree(here: float) -> bool:
-            return fits(here, there_s)
-
         # A graph's replay is no eager call: its median says nothing of the eager figure here.
         if record.get("timing") == "events" and fits(here_s, record["baseline_time"]):
             return ratio
@@ -642,7 +639,7 @@ class Evaluator:
         sets: list[list] = []
         paces: list[tuple[float, float]] = []  # (there, here), after each burst there
         for _ in range(BURST_TRIES - 1):
-            if agree(here_s):
+            if fits(here_s, there_s):
                 return ratio
             again = self._burst_wall_s(record, case, "baseline", record["baseline_time"], seeds)
             if again is None:
@@ -652,7 +649,7 @@ class Evaluator:
             sets = sets or [loading.make_inputs(self._problem, seed, self.device)
                             for seed in seeds]
             here_s = self._baseline_wall_s(case, sets)
-        if agree(here_s):
+        if fits(here_s, there_s):
             return ratio
         measured = [pace for pace in paces if pace[0] > 0]
         slower = max(1.0, min(t for t, _ in measured) / min(h for _, h in measured)) \
@@ -660,7 +657,7 @@ class Evaluator:
         said = (f"baseline took {there_s * 1e6:.1f} us per call in the candidate's process but "
                 f"{here_s * 1e6:.1f} us here" + (f", the harness's own code {slower:.2f}x as long"
                                                   if measured else ""))
-        if agree(here_s * slower):
+        if fits(here_s * slower, there_s):
             notes.append(f"{said}: the process ran slowly, not the baseline alone; the timing's "
                          "speedup stands")
             return ratio
