@@ -1,15 +1,17 @@
-"""Kernel attribution read from a CUDA graph, beside a profiler session, on real candidates.
+"""Kernel attribution read from a CUDA graph and from a CUPTI trace, beside a profiler session.
 
   python benchmarks/attribution_check.py OUT.jsonl --problems DIR --candidates DIR
         [--level 1,2,3] [-k SUBSTRING ...] [--jobs 8]
 
 For every candidate, in a fresh process (as the harness's worker is): import and build it,
 construct it and its reference on the GPU, make one warm call of each, then read the names of
-the kernels one call launches twice: from a CUDA graph (kernels.captured_kernels) and from a
-profiler session (kernels.profiled_kernels, the first in that process, so it pays CUPTI's start
-as the worker does). One JSON line per candidate: seconds of each method on the candidate, the
-names each found, and whether the verdict the harness draws (custom kernels against the
-reference's) is the same. The last line printed sums it up.
+the kernels one call launches three times: from a CUDA graph (kernels.captured_kernels), from a
+CUPTI trace (cupti.traced_kernels, the first in that process, so it pays CUPTI's start as the
+worker does) and from a profiler session (kernels.profiled_kernels). One JSON line per
+candidate: seconds of each method on the candidate, the names each found, and whether the
+verdict the harness draws (custom kernels against the reference's) is the profiler's. A
+candidate whose source says `# expect kernels: own` (or `torch-only`) is checked against that.
+The last lines printed sum it up.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -24,11 +27,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+EXPECT_KERNELS = re.compile(r"^#\s*expect kernels:\s*(own|torch-only)", re.MULTILINE)
+
 
 def check_one(problem_path: str, candidate_path: str) -> dict:
     import torch
 
-    from pytest_kernelbench import kernels, loading
+    from pytest_kernelbench import cupti, kernels, loading
     from pytest_kernelbench.timing import forward_async
 
     device = "cuda"
@@ -49,6 +54,14 @@ def check_one(problem_path: str, candidate_path: str) -> dict:
         row[f"{name}_graph_s"] = time.perf_counter() - began
     for name, net in (("candidate", model), ("reference", reference)):
         began = time.perf_counter()
+        try:
+            row[f"{name}_cupti"] = cupti.traced_kernels(
+                lambda n=net: forward_async(n, inputs), device)
+        except cupti.CuptiError as exc:
+            row[f"{name}_cupti"], row["cupti_error"] = None, str(exc)
+        row[f"{name}_cupti_s"] = time.perf_counter() - began
+    for name, net in (("candidate", model), ("reference", reference)):
+        began = time.perf_counter()
         row[f"{name}_profiler"] = kernels.profiled_kernels(
             lambda n=net: forward_async(n, inputs), device)
         row[f"{name}_profiler_s"] = time.perf_counter() - began
@@ -58,14 +71,45 @@ def check_one(problem_path: str, candidate_path: str) -> dict:
         name for name in row["candidate_profiler"] if name not in row["reference_profiler"]
         and not kernels.LIBRARY_KERNEL.search(name)
         and not kernels.custom_kernels([name], [], source)]
-    if row["candidate_graph"] is not None and row["reference_graph"] is not None:
-        by_graph = kernels.custom_kernels(row["candidate_graph"], row["reference_graph"], source)
-        by_profiler = kernels.custom_kernels(row["candidate_profiler"],
-                                             row["reference_profiler"], source)
-        row.update(custom_by_graph=by_graph, custom_by_profiler=by_profiler,
+    by_profiler = kernels.custom_kernels(row["candidate_profiler"], row["reference_profiler"],
+                                         source)
+    row["custom_by_profiler"] = by_profiler
+    # the harness reads the reference from a graph (its eager ops can always be captured)
+    baseline = row["reference_graph"] if row["reference_graph"] is not None \
+        else row["reference_profiler"]
+    if row["candidate_graph"] is not None:
+        by_graph = kernels.custom_kernels(row["candidate_graph"], baseline, source)
+        row.update(custom_by_graph=by_graph,
                    same_names=row["candidate_graph"] == row["candidate_profiler"],
                    same_verdict=bool(by_graph) == bool(by_profiler))
+    if row["candidate_cupti"] is not None:
+        by_cupti = kernels.custom_kernels(row["candidate_cupti"], baseline, source)
+        row.update(custom_by_cupti=by_cupti,
+                   cupti_same_names=row["candidate_cupti"] == kernel_names(
+                       row["candidate_profiler"]),
+                   cupti_same_verdict=bool(by_cupti) == bool(by_profiler))
+    expected = EXPECT_KERNELS.search(source)
+    if expected:
+        row["expected_kernels"] = expected.group(1)
     return row
+
+
+def kernel_names(profiled: list[str]) -> list[str]:
+    """The profiler's names less its copies and fills, which CUPTI's kernel records omit."""
+    return [name for name in profiled if not name.startswith(("Memcpy", "Memset"))]
+
+
+def unexpected(row: dict) -> list[str]:
+    """How the answers of a candidate that says what it launches disagree with it."""
+    wanted = row.get("expected_kernels")
+    if wanted is None:
+        return []
+    wrong = []
+    for method in ("graph", "cupti", "profiler"):
+        found = row.get(f"custom_by_{method}")
+        if found is not None and bool(found) != (wanted == "own"):
+            wrong.append(f"{method} found {found or 'none of its own'}")
+    return wrong
 
 
 def pairs(problems: Path, candidates: Path, levels: list[int], keys: list[str]) -> list[tuple]:
@@ -112,31 +156,54 @@ def main() -> int:
         rows = list(pool.map(lambda t: run_child(*t, Path(scratch), args.timeout), todo))
     Path(args.out).write_text("".join(json.dumps(row) + "\n" for row in rows))
     judged = [r for r in rows if "same_verdict" in r]
+    traced = [r for r in rows if "cupti_same_verdict" in r]
     uncaptured = [r for r in rows if "error" not in r and "same_verdict" not in r]
     broken = [r for r in rows if "error" in r]
     graph_s = sorted(r["candidate_graph_s"] for r in judged)
+    cupti_s = sorted(r["candidate_cupti_s"] for r in traced)
+    again_s = sorted(r["reference_cupti_s"] for r in traced)
     profiler_s = sorted(r["candidate_profiler_s"] for r in rows if "error" not in r)
     for row in judged:
         if not row["same_verdict"]:
             print(f"differs: {row['case']}: graph {row['custom_by_graph']} profiler "
                   f"{row['custom_by_profiler']}")
+    for row in traced:
+        if not row["cupti_same_verdict"]:
+            print(f"differs: {row['case']}: cupti {row['custom_by_cupti']} profiler "
+                  f"{row['custom_by_profiler']}")
     for row in rows:
         if row.get("unnamed_in_source"):
             print(f"not own (no source names them): {row['case']}: {row['unnamed_in_source']}")
+        if unexpected(row):
+            print(f"unexpected: {row['case']} expects {row['expected_kernels']}: "
+                  f"{'; '.join(unexpected(row))}")
+        if row.get("cupti_error"):
+            print(f"cupti error: {row['case']}: {row['cupti_error']}")
     for row in uncaptured:
-        print(f"not captured: {row['case']}")
+        print(f"not captured: {row['case']}: cupti {row.get('custom_by_cupti')} "
+              f"({row.get('candidate_cupti_s', 0):.3f} s)")
     for row in broken:
         print(f"error: {row['case']}: {row['error']}")
 
     def median(values: list[float]) -> str:
         return f"{values[len(values) // 2]:.3f}" if values else "-"
 
+    def most(values: list[float]) -> str:
+        return f"{values[-1]:.3f}" if values else "-"
+
+    expecting = [r for r in rows if "expected_kernels" in r]
+    print(f"{len(expecting)} candidates say what they launch: "
+          f"{sum(not unexpected(r) for r in expecting)} answered as they say")
+    print(f"{len(rows)} candidates: {len(traced)} traced by CUPTI "
+          f"({sum(r['cupti_same_verdict'] for r in traced)} same verdict as the profiler, "
+          f"{sum(r['cupti_same_names'] for r in traced)} same names); CUPTI seconds: first "
+          f"trace in a process median {median(cupti_s)} max {most(cupti_s)}, second median "
+          f"{median(again_s)} max {most(again_s)}")
     print(f"{len(rows)} candidates: {len(judged)} read from a graph "
           f"({sum(r['same_verdict'] for r in judged)} same verdict as the profiler, "
           f"{sum(r['same_names'] for r in judged)} same names), {len(uncaptured)} not capturable, "
           f"{len(broken)} failed to run; candidate seconds: graph median {median(graph_s)} max "
-          f"{graph_s[-1] if graph_s else 0:.3f}, profiler median {median(profiler_s)} max "
-          f"{profiler_s[-1] if profiler_s else 0:.3f}")
+          f"{most(graph_s)}, profiler median {median(profiler_s)} max {most(profiler_s)}")
     return 0
 
 

@@ -3,6 +3,7 @@
 # Usage: [KB_SECTIONS="eval hostile audit launch contexts starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
+#        [KB_ATTRIBUTION_SETS="attribution stream-order ..." (our sets the attribution section reads)]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
 #        [KB_WARM_LIMIT=SECONDS] [KB_BUILD_CACHE=DIR] [KB_REAL_ONLY=cold|warm] (realrun)
@@ -294,23 +295,23 @@ if [[ " $sections " == *" precision "* ]]; then
 fi
 
 if [[ " $sections " == *" attribution "* ]]; then
-    # Kernel names read from a CUDA graph beside a profiler session, on our sets and on a
-    # real generated set (KB_ATTRIBUTION_K: substrings of its candidates' cases).
-    echo "== kernel attribution: CUDA graph against the profiler"
-    for set in examples hostile-gpu stream-order torch_compile reference; do
+    # Kernel names read from a CUDA graph and a CUPTI trace beside a profiler session, on our
+    # sets and on a real generated set (KB_ATTRIBUTION_K: substrings of its candidates' cases).
+    echo "== kernel attribution: CUDA graph and CUPTI trace against the profiler"
+    for set in ${KB_ATTRIBUTION_SETS:-attribution examples hostile-gpu stream-order torch_compile reference}; do
         python3 benchmarks/attribution_check.py "$out/attribution-$set.jsonl" \
             --candidates "candidates/$set" --level 1,2,3 --jobs 8 \
             $( [[ $set == torch_compile || $set == reference ]] && printf -- '-k %s ' 19_ReLU 23_Softmax 40_LayerNorm 1_Square 12_Gemm 3_DeepNarrowMLP ) \
             >"$out/attribution-$set.log" 2>&1
-        echo "-- $set: $(tail -n 1 "$out/attribution-$set.log")"
-        grep -E '^(differs|not own|not captured|error)' "$out/attribution-$set.log" | cut -c1-200 | head -12
+        echo "-- $set:"; tail -n 3 "$out/attribution-$set.log"
+        grep -E '^(differs|not own|not captured|error|unexpected|cupti error)' "$out/attribution-$set.log" | cut -c1-200 | head -12
     done
     if [[ -n "${KB_ATTRIBUTION_K:-}" ]]; then
         python3 benchmarks/attribution_check.py "$out/attribution-real.jsonl" --jobs 16 \
             --problems .third_party/v0/KernelBench --candidates "${KB_REAL_SET:-.third_party/cudal1/h100}" \
             $(printf -- '-k %s ' $KB_ATTRIBUTION_K) >"$out/attribution-real.log" 2>&1
-        echo "-- real: $(tail -n 1 "$out/attribution-real.log")"
-        grep -E '^(differs|not own|not captured|error)' "$out/attribution-real.log" | cut -c1-240 | head -30
+        echo "-- real:"; tail -n 3 "$out/attribution-real.log"
+        grep -E '^(differs|not own|not captured|error|unexpected|cupti error)' "$out/attribution-real.log" | cut -c1-240 | head -40
     fi
 fi
 

@@ -72,6 +72,8 @@ def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
         print("  load, in the worker (median / p90 / total): " + spread(records, "load_phases"))
     if any(r.get("timing_phases") for r in records):
         print("  timings, by part (median / p90 / total): " + spread(records, "timing_phases"))
+    for line in attribution(records):
+        print("  " + line)
     for line in corrected(records):
         print("  " + line)
     held = [(start, end) for r in records for _, start, end in hold_spans(r)]
@@ -83,6 +85,24 @@ def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
               f"+{last - started:.0f} s; idle {1 - busy / (last - first):.2f} between them)")
     for device, schedule in device_schedule(records).items():
         print("  " + sharing(device, schedule))
+
+
+def attribution(records: list[dict]) -> list[str]:
+    """How the kernels of each timed candidate were read, and the seconds it took (harness_s's
+    `profile`, the pytest process's wait for the answer), by method; the timed candidates that
+    got no answer."""
+    timed = [r for r in records if "custom_kernels" in r and r.get("speedup") is not None]
+    by_method: dict[str, list[float]] = {}
+    for r in timed:
+        method = r.get("kernel_attribution") or "none"
+        by_method.setdefault(method, []).append((r.get("harness_s") or {}).get("profile", 0.0))
+    lines = []
+    for method, seconds in sorted(by_method.items()):
+        seconds.sort()
+        lines.append(f"attribution {method}: {len(seconds)} of {len(timed)} timed, "
+                     f"{seconds[0]:.2f}-{seconds[-1]:.2f} s (median "
+                     f"{seconds[len(seconds) // 2]:.2f})")
+    return lines
 
 
 # The flags of a speedup that the harness's checks changed or let stand after a disagreement

@@ -463,9 +463,9 @@ class Evaluator:
 
     def _attribute(self, case: Case) -> Outcome:
         """After the timing, under the shared lock: which kernels ran (a CUDA graph of one
-        call, or a profiler session), the speed of light, and the verdict. Nothing here is
-        timed, and a profiler session takes seconds: holding the device alone for it would
-        make every other worker wait. (--kb-profile's Nsight Compute runs after it, alone.)"""
+        call, a CUPTI trace, or a profiler session), the speed of light, and the verdict.
+        Nothing here is timed, and a profiler session takes seconds: holding the device alone
+        for it would make every other worker wait. (--kb-profile's Nsight Compute runs after it, alone.)"""
         ratio, notes, candidate_samples = self._timed.pop(case)
         record = dict(self._done[(case, "speed")].record)
         traits = self._problem_traits(case, self._timing_seeds(), record)
@@ -949,8 +949,9 @@ class Evaluator:
     def _note_kernels(self, case: Case, record: dict, baseline_kernels: list[str] | None,
                       profiler: bool) -> None:
         """Which kernels ran (on CUDA only: baseline_kernels is None elsewhere), read from a
-        CUDA graph of one call. Where the call cannot be captured, a profiler session answers,
-        which costs seconds in a fresh process (CUPTI starts up): only when profiler is true.
+        CUDA graph of one call, or where the call cannot be captured, from CUPTI's records of
+        one call. Where CUPTI cannot be loaded, a profiler session answers, which costs seconds
+        in a fresh process: only when profiler is true.
         """
         if baseline_kernels is None:
             return
@@ -1372,8 +1373,9 @@ def charge(record: dict, stage: str, seconds: float, field: str = "harness_s") -
 
 def worth_profiling(speedup: float, interval: list[float] | None, p: float,
                     require_kernel: bool) -> bool:
-    """Whether to profile a candidate whose call cannot be captured in a CUDA graph (a
-    profiler session costs seconds; a graph, milliseconds, so every candidate gets that).
+    """Whether to profile a candidate whose call neither a CUDA graph nor a CUPTI trace can
+    read (a profiler session costs seconds; the others, milliseconds, so every candidate gets
+    them).
 
     Under --kb-require-kernel the answer decides the verdict of any candidate faster than p;
     otherwise it is a flag, worth a profiler session only when the speedup is above p beyond

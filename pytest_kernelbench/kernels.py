@@ -65,11 +65,13 @@ def base_name(kernel: str) -> str:
 
 def launched_kernels(model, inputs: list, other_inputs: list, device: str,
                      profile: bool = True) -> tuple[list[str] | None, str]:
-    """(names of the GPU kernels one forward call launches, how they were found: 'graph' or
-    'profiler'), after one warm call; (None, 'none') where the call cannot be captured and
-    profile is False. other_inputs, another draw, checks the graph (captured_kernels)."""
+    """(names of the GPU kernels one forward call launches, how they were found: 'graph',
+    'cupti' or 'profiler'), after one warm call; (None, 'none') where the call cannot be
+    captured, CUPTI cannot trace it here, and profile is False. other_inputs, another draw,
+    checks the graph (captured_kernels)."""
     import torch
 
+    from pytest_kernelbench.cupti import CuptiError, traced_kernels
     from pytest_kernelbench.timing import forward_async
 
     forward_async(model, inputs)  # lazy builds and autotuning stay out of what is read
@@ -77,6 +79,10 @@ def launched_kernels(model, inputs: list, other_inputs: list, device: str,
     names = captured_kernels(model, inputs, other_inputs, device)
     if names is not None:
         return names, "graph"
+    try:
+        return traced_kernels(lambda: forward_async(model, inputs), device), "cupti"
+    except CuptiError:
+        pass
     if not profile:
         return None, "none"
     return profiled_kernels(lambda: forward_async(model, inputs), device), "profiler"

@@ -53,7 +53,7 @@ class Record(TypedDict, total=False):
     custom_kernels: list[str] | None
     launched_kernels: int | None
     torch_only: bool | None
-    kernel_attribution: str | None  # graph or profiler: how the kernels were read
+    kernel_attribution: str | None  # graph, cupti or profiler: how the kernels were read
     ncu_kernels: list[dict[str, Any]] | None  # --kb-profile: Nsight Compute's figures per kernel
     ncu_error: str | None  # --kb-profile: why they could not be read
     # how it was measured

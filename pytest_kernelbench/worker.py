@@ -279,8 +279,8 @@ class Worker:
         return {"ok": True, "timed_s": timed_s}, []
 
     def profile(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
-        """Names of the GPU kernels one call of the candidate launches (None where its call
-        cannot be captured in a CUDA graph and the request asks for no profiler session)."""
+        """Names of the GPU kernels one call of the candidate launches (None where neither a
+        CUDA graph nor a CUPTI trace reads them and the request asks for no profiler session)."""
         device = request["device"]
         inputs = loading.make_inputs(loaded.problem, request["input_seed"], device)
         other = loading.make_inputs(loaded.problem, request["input_seed"] + 1, device)
