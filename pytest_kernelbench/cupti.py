@@ -175,8 +175,8 @@ def tracer() -> Tracer:
 
 
 def traced_kernels(call, device: str) -> list[str]:
-    """The kernel names (demangled, sorted, each once) of what runs on any device while call()
-    runs and its work finishes; CuptiError where CUPTI cannot answer."""
+    """The kernel names (demangled, sorted, each once) of what runs while call() runs and
+    until device has finished its work; CuptiError where CUPTI cannot answer."""
     import torch
 
     from pytest_kernelbench.kernels import demangle
