@@ -85,7 +85,7 @@ def check_one(problem_path: str, candidate_path: str) -> dict:
     if row["candidate_cupti"] is not None:
         by_cupti = kernels.custom_kernels(row["candidate_cupti"], baseline, source)
         row.update(custom_by_cupti=by_cupti,
-                   cupti_same_names=row["candidate_cupti"] == kernel_names(
+                   cupti_same_names=row["candidate_cupti"] == without_copies(
                        row["candidate_profiler"]),
                    cupti_same_verdict=bool(by_cupti) == bool(by_profiler))
     expected = EXPECT_KERNELS.search(source)
@@ -94,7 +94,7 @@ def check_one(problem_path: str, candidate_path: str) -> dict:
     return row
 
 
-def kernel_names(profiled: list[str]) -> list[str]:
+def without_copies(profiled: list[str]) -> list[str]:
     """The profiler's names less its copies and fills, which CUPTI's kernel records omit."""
     return [name for name in profiled if not name.startswith(("Memcpy", "Memset"))]
 

@@ -465,7 +465,8 @@ class Evaluator:
         """After the timing, under the shared lock: which kernels ran (a CUDA graph of one
         call, a CUPTI trace, or a profiler session), the speed of light, and the verdict.
         Nothing here is timed, and a profiler session takes seconds: holding the device alone
-        for it would make every other worker wait. (--kb-profile's Nsight Compute runs after it, alone.)"""
+        for it would make every other worker wait. (--kb-profile's Nsight Compute runs after
+        it, alone.)"""
         ratio, notes, candidate_samples = self._timed.pop(case)
         record = dict(self._done[(case, "speed")].record)
         traits = self._problem_traits(case, self._timing_seeds(), record)
