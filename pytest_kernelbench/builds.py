@@ -617,14 +617,15 @@ def main(argv: list[str]) -> int:
     if policy:  # first, while this interpreter runs one thread and no candidate code
         applied = confine.enter(confine.Policy.from_json(policy))
         print(f"confinement: {applied.describe()}", file=sys.stderr)
-    from pytest_kernelbench.loading import import_file
+    from pytest_kernelbench.loading import import_candidate
 
     echo_build_errors()
     cuda_run = bool(os.environ.get("TORCH_CUDA_ARCH_LIST"))  # set for CUDA runs only
     if cuda_run:
         gpu_stand_ins.pretend_cuda()
     try:
-        module = import_file(Path(argv[1]), "kb_build", confine.own_folder())
+        problem_path = Path(argv[2]) if len(argv) > 2 else None
+        module, _ = import_candidate(Path(argv[1]), "kb_build", confine.own_folder(), problem_path)
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         print(f"build of {argv[1]} failed: {type(exc).__name__}: {exc}",
               file=sys.stderr)

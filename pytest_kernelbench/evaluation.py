@@ -26,6 +26,7 @@ from pytest_kernelbench import (
     devices,
     faults,
     loading,
+    lockstep,
     ncu,
     nested,
     ordering,
@@ -39,6 +40,7 @@ from pytest_kernelbench.devices import device_lock, use_device
 from pytest_kernelbench.discovery import Case
 from pytest_kernelbench.integrity import ProblemDigests
 from pytest_kernelbench.kernels import custom_kernels, launched_kernels
+from pytest_kernelbench.lockstep import Lockstep
 from pytest_kernelbench.manifest import Entry
 from pytest_kernelbench.options import Settings
 from pytest_kernelbench.report import driver_version, summary_ps
@@ -133,6 +135,8 @@ class Evaluator:
         # why the loaded problem's reference cannot be judged against (state kept, overflow)
         self._unjudgeable = ""
         self._stochastic = False  # whether it draws random numbers in forward
+        # for a reference that keeps state between calls: its twin, called as the candidate was
+        self._lockstep: Lockstep | None = None
         self._per_problem: dict[str, Any] = {}  # baseline facts measured here, once per problem
         self._ceilings: dict[str, roofline.Ceilings] = {}
         self._retimed: set[str] = set()  # baseline cache keys timed afresh in this run
@@ -304,6 +308,7 @@ class Evaluator:
             record["load_phases"] = {"worker_start": round(self.sandbox.start_s, 6),
                                      **self.sandbox.start_parts,
                                      **(reply.header.get("phases") or {})}
+            note_outside_names(record, reply.header.get("outside_names") or [])
         record.update(tf32_by_candidate=not isinstance(reply, Fault) and bool(reply.header.get("tf32")),
                       extension="none", extension_error=None,
                       upstream=upstream.UpstreamVerdict(self.settings.upstream_rules,
@@ -492,10 +497,10 @@ class Evaluator:
                 "timed outputs not checked: the reference draws random numbers in forward, so "
                 "only the seeded correctness trials have one right answer"]
             return None
-        timed = [(item["seed"], value) for item, value in zip(reply.header["timed_outputs"],
-                                                              reply.extra["timed_outputs"])]
-        for seed, value in timed:
-            verdict = self._judge(case, seed, value, record)
+        calls = reply.header.get("calls")
+        for item, value in zip(reply.header["timed_outputs"], reply.extra["timed_outputs"]):
+            seed = item["seed"]
+            verdict = self._judge(case, seed, value, record, calls, item.get("call"))
             if verdict is not None:
                 return self._cheat(record, "the output of a timed call is wrong (cached, replayed "
                                    f"or reused?): input seed {seed}: {verdict.message}")
@@ -739,6 +744,10 @@ class Evaluator:
     def _timing_mode(self, baseline_wall_s: float, notes: list[str]) -> str:
         """events or graph, for this problem, from --kb-timing and the device."""
         wanted = self.settings.timing
+        if self._lockstep is not None and wanted != "events":
+            # a replayed graph reads the state its capture saw, never the state calls leave
+            notes.append("timed with events: the reference keeps state between calls")
+            return "events"
         if not self.device.startswith("cuda"):
             if wanted == "graph":
                 notes.append("CUDA graphs need a CUDA device: timed with events")
@@ -897,21 +906,35 @@ class Evaluator:
         record.update(status=faults.CHEAT, error=message, speedup=None)
         return Outcome(faults.CHEAT, message, record=record)
 
-    def _judge(self, case: Case, seed: int, got: Any,
-               record: dict | None = None) -> correctness.Verdict | None:
-        """None when got is right for the inputs of seed; a Verdict saying what is wrong
-        otherwise. A pass that needed the float64 reference is noted in record's flags."""
+    def _right_answer(self, case: Case, seed: int, calls: list[int] | None,
+                  position: int | None = None) -> Any:
+        """The right answer for a call on the draw of seed: the reference's output for that
+        draw, or, for a reference that keeps state, its twin's at that call (position,
+        default the last) of the candidate's sequence of calls."""
+        expected = self._reference_output(case, seed)
+        if self._lockstep is None:
+            return expected
+        if calls is None:
+            raise RuntimeError("a lockstep judgement without the candidate's calls")
+        return self._lockstep.output_at(calls, position)
+
+    def _judge(self, case: Case, seed: int, got: Any, record: dict | None = None,
+               calls: list[int] | None = None,
+               position: int | None = None) -> correctness.Verdict | None:
+        """None when got is right for the inputs of seed (after the candidate's calls, where
+        the reference keeps state: _right_answer); a Verdict saying what is wrong otherwise. A
+        pass that needed the float64 reference is noted in record's flags."""
         odd = wire.subclass_names(got)
         if odd:
             return correctness.Verdict(faults.CHEAT, f"returned a {odd[0]}, not a plain "
                                        "torch.Tensor (subclasses can defer or fake work)")
         atol, rtol = self.tolerances(case)
-        expected = self._reference_output(case, seed)
+        expected = self._right_answer(case, seed, calls, position)
         verdict = correctness.compare(expected, got, atol, rtol)
         # At fp32 only the whole-tensor rule is read against float64; at fp16 and bf16 any
-        # mismatch is (see precision.py).
+        # mismatch is (see precision.py). A stateful reference has no float64 twin.
         lowered = self.settings.precision != "fp32" and verdict.status == faults.MISMATCH
-        if verdict.rule == correctness.WHOLE_TENSOR or lowered:
+        if self._lockstep is None and (verdict.rule == correctness.WHOLE_TENSOR or lowered):
             precise = self._precise_output(case, seed)
             own_error = None if precise is None else correctness.within_rounding(
                 expected, got, precise, max(atol, rtol))
@@ -921,12 +944,21 @@ class Evaluator:
                 return None
         return None if verdict.passed else verdict
 
-    def _stale_answer(self, case: Case, trial: int, got: Any) -> int | None:
-        """The earlier trial whose inputs a wrong output is the right answer for, if any.
+    def _stale_answer(self, case: Case, trial: int, got: Any,
+                      calls: list[int] | None = None) -> int | None:
+        """The earlier trial whose inputs a wrong output is the right answer for, if any (in
+        lockstep, the right answer at that trial's call).
 
         A result cached across calls (keyed on a pointer, a shape or a call count) shows up here
         or in the timed calls, depending on where the allocator puts each draw.
         """
+        if self._lockstep is not None and calls:
+            seeds = [self._input_seed(earlier) for earlier in range(trial)]
+            for position, seed in enumerate(calls[:-1], start=1):
+                if seed in seeds and self._judge(case, seed, got, calls=calls,
+                                                 position=position) is None:
+                    return seeds.index(seed)
+            return None
         for earlier in range(trial):
             if self._judge(case, self._input_seed(earlier), got) is None:
                 return earlier
@@ -1027,7 +1059,8 @@ class Evaluator:
                 "seed": self.settings.seed, "device": self.sandbox.worker_device,
                 "mode": self.settings.mode, "precision": self.settings.precision,
                 "tf32": self.settings.tf32, "order_trials": self.order_trials,
-                "env": self._candidate_env(case), **extra}
+                "lockstep": self._lockstep is not None, "env": self._candidate_env(case),
+                **extra}
 
     def _candidate_env(self, case: Case) -> dict[str, str]:
         """The candidate's own extension folder in the build cache (see builds.py)."""
@@ -1068,6 +1101,7 @@ class Evaluator:
             self._per_problem = {}
             self._unjudgeable = ""
             self._stochastic = False
+            self._lockstep = None
         if seed not in self._expected:
             first = not self._problem_checked
             self._problem_checked = True
@@ -1094,10 +1128,7 @@ class Evaluator:
         """The loaded problem's reference model, built again (the same seed, so the same
         weights) when it was set aside (_set_reference_aside)."""
         if self._reference is None:
-            init_args = loading.make_init_args(self._problem, self.settings.seed, self.device)
-            self._reference = loading.build_model(self._problem.Model, init_args,
-                                                  self.settings.seed, self.device,
-                                                  self.settings.mode)
+            self._reference = self._fresh_reference()
         return self._reference
 
     def _set_reference_aside(self, case: Case, seeds: list[int]) -> None:
@@ -1154,9 +1185,22 @@ class Evaluator:
                 self._stochastic = differs_elementwise(correctness.compare(
                     output, self._reference_model()(*inputs), atol, rtol))
             return ""
+        fresh = self._fresh_reference
+        if lockstep.reproducible(fresh, inputs, lambda a, b: not differs_elementwise(
+                correctness.compare(a, b, atol, rtol))):
+            self._lockstep = Lockstep(fresh, lambda draw: loading.make_inputs(
+                self._problem, draw, self.device))
+            return ""
         return ("its reference answers the same inputs differently on a second call (its "
-                "forward keeps state between calls), so no candidate can be judged against it: "
+                "forward keeps state between calls), and two fresh references called alike "
+                "answer differently, so no candidate can be judged against it: "
                 + verdict.message.splitlines()[0])
+
+    def _fresh_reference(self):
+        """A new reference model, as the candidate's is built: same seed, same weights."""
+        init_args = loading.make_init_args(self._problem, self.settings.seed, self.device)
+        return loading.build_model(self._problem.Model, init_args, self.settings.seed,
+                                   self.device, self.settings.mode)
 
 
     def _precise_output(self, case: Case, seed: int) -> Any:
@@ -1200,7 +1244,7 @@ class _Trials:
     def run(self, trial: int) -> Outcome | None:
         ev, case, record = self.evaluator, self.case, self.record
         seed = ev._input_seed(trial)
-        expected = ev._reference_output(case, seed)
+        ev._reference_output(case, seed)  # the problem first (a ProblemError is its own)
         reply = ev._ask(record, "run", case, self.budget, input_seed=seed,
                         settle_inputs=ev.order_trials)
         if record.get("extension") not in (None, "none"):  # it builds: maybe at this call
@@ -1221,17 +1265,20 @@ class _Trials:
                 Path(ev._candidate_env(case)["TORCH_EXTENSIONS_DIR"]),
                 reply.header["extensions"], ev.started_s, "")
             record.update(extension=state, extension_error=None)
-        theirs = upstream.allclose_only(expected, reply.value, ev.settings.upstream_rules,
-                                        ev.settings.precision)
+        calls = reply.header.get("calls")
+        if ev._lockstep is not None and lockstep.FLAG not in record.get("flags", []):
+            record["flags"] = [*record.get("flags", []), lockstep.FLAG]
+        theirs = upstream.allclose_only(ev._right_answer(case, seed, calls), reply.value,
+                                        ev.settings.upstream_rules, ev.settings.precision)
         if theirs is False or self.upstream_correct is False:
             self.upstream_correct = False
         elif theirs is None:
             self.upstream_correct = None
-        verdict = ev._judge(case, seed, reply.value, record)
+        verdict = ev._judge(case, seed, reply.value, record, calls)
         if verdict is None and not ev.settings.allow_input_changes:
             verdict = ev._judge_inputs(case, seed, reply.extra.get("inputs_after"))
         if verdict is not None and verdict.status == faults.MISMATCH:
-            earlier = ev._stale_answer(case, trial, reply.value)
+            earlier = ev._stale_answer(case, trial, reply.value, calls)
             if earlier is not None:
                 returned = f"returned the answer for the inputs of trial {earlier}"
                 self.stale = self.stale or ("" if self.failed else f"trial {trial} {returned}")
@@ -1273,7 +1320,7 @@ class _Trials:
             if isinstance(reply, Fault):
                 return reply.status, f"{order} trial: {reply.message}", reply.details
             self.budget = max(self.budget - reply.wall_s, 0.001)
-            verdict = ev._judge(case, seed, reply.value)
+            verdict = ev._judge(case, seed, reply.value, calls=reply.header.get("calls"))
             if verdict is not None:
                 return faults.RACE, (f"{ordering.describe(order)} ({order} trial, input seed "
                                      f"{seed}: {verdict.message})"), ""
@@ -1363,6 +1410,19 @@ def note_float64_reading(record: dict, precision: str, own_error: float) -> None
             f"the {precision} reference itself is off (error over size {worst:.3g})")
     record["flags"] = [*(f for f in record.get("flags", []) if f not in earlier),
                        f"{FLOAT64_READING}: {size}"]
+
+
+USES_PROBLEM_NAMES = "uses_problem_names"
+
+
+def note_outside_names(record: dict, names: list[str]) -> None:
+    """Say which globals the candidate took from the problem's namespace, as upstream's shared
+    namespace gives them (loading.import_candidate): it passes here as it does there, and
+    anyone reading its source sees where those names come from."""
+    record["outside_names"] = names
+    if names:
+        record["flags"] = [*record.get("flags", []), f"{USES_PROBLEM_NAMES}: {', '.join(names)} "
+                           "(defined in the problem file, as upstream's shared namespace has them)"]
 
 
 def charge(record: dict, stage: str, seconds: float, field: str = "harness_s") -> None:

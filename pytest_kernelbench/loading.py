@@ -7,17 +7,20 @@ its own shape constants, get_inputs or Model cannot change the problem it is jud
 
 from __future__ import annotations
 
+import builtins
+import dis
 import hashlib
 import importlib.util
 import os
 import random
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any
 
 
-def import_file(path: Path, prefix: str, lives_in: Path | None = None) -> ModuleType:
+def import_file(path: Path, prefix: str, lives_in: Path | None = None,
+                offered: dict[str, Any] | None = None) -> ModuleType:
     """Import path as a fresh module named <prefix>_<hash of path>, from its source.
 
     Never from a cached .pyc beside it: bytecode there could have been put by anyone who could
@@ -25,7 +28,7 @@ def import_file(path: Path, prefix: str, lives_in: Path | None = None) -> Module
     With lives_in, the module's `__file__` is a copy of the file in that folder: a confined
     candidate that builds into a folder beside its own file (a common habit of generated code)
     then builds in its own writable folder, not in the candidate set. Tracebacks still name
-    the original file.
+    the original file. Names in offered are set in the module before the file runs.
     """
     name = module_name(path, prefix)
     origin = path
@@ -39,11 +42,63 @@ def import_file(path: Path, prefix: str, lives_in: Path | None = None) -> Module
     sys.modules[name] = module  # dataclasses and pickling look modules up by name
     try:
         code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+        module.__dict__.update(offered or {})
         exec(code, module.__dict__)  # noqa: S102 - running the file is the point
     except BaseException:
         sys.modules.pop(name, None)
         raise
     return module
+
+
+def import_candidate(path: Path, prefix: str, lives_in: Path | None = None,
+                     problem_path: Path | None = None,
+                     build_directory: str | None = None) -> tuple[ModuleType, list[str]]:
+    """Import a candidate file as upstream KernelBench sees it; also the names it took from
+    outside itself, sorted.
+
+    Upstream runs the problem file and then the candidate file in one namespace, after setting
+    BUILD_DIRECTORY and prefixing the candidate with `import os`, so generated candidates come
+    to use the problem's constants, helpers and imports without knowing it. Here a global the
+    candidate reads and never binds itself is set before it runs: from a copy of the problem
+    module imported for it (nothing the candidate does to those objects reaches the problem it
+    is judged on), else from what upstream sets. Whatever the candidate binds wins, also where
+    it binds at run time (a star import); Python's builtins are never replaced.
+    """
+    reads, binds = global_names(compile(path.read_bytes(), str(path), "exec", dont_inherit=True))
+    wanted = reads - binds - set(vars(builtins))
+    offered: dict[str, Any] = {}
+    if wanted and problem_path is not None:
+        problem = import_file(problem_path, f"{prefix}_problem")
+        offered.update((key, value) for key, value in vars(problem).items()
+                       if not key.startswith("__"))
+    if wanted:
+        offered.update(BUILD_DIRECTORY=build_directory or os.environ.get("TORCH_EXTENSIONS_DIR"),
+                       os=os)
+    offered = {key: value for key, value in offered.items() if key in wanted}
+    module = import_file(path, prefix, lives_in, offered)
+    return module, sorted(key for key, value in offered.items()
+                          if vars(module).get(key) is value)
+
+
+def global_names(code: CodeType) -> tuple[set[str], set[str]]:
+    """(the names a module's code reads as globals, the names it binds as globals), over it
+    and every function and class body in it. A class body's own assignments bind nothing
+    global; a function's reads of its locals never count."""
+    reads: set[str] = set()
+    binds: set[str] = set()
+    pending = [(code, True)]
+    while pending:
+        current, top = pending.pop()
+        for instruction in dis.get_instructions(current):
+            op = instruction.opname
+            if op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"):
+                reads.add(str(instruction.argval).removesuffix(" + NULL"))
+            elif op in ("STORE_GLOBAL", "DELETE_GLOBAL") \
+                    or (top and op in ("STORE_NAME", "DELETE_NAME")):
+                binds.add(str(instruction.argval))
+        pending.extend((const, False) for const in current.co_consts
+                       if isinstance(const, CodeType))
+    return reads, binds
 
 
 PROBLEM_NAMES = ("Model", "get_inputs", "get_init_inputs")

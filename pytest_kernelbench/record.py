@@ -49,6 +49,7 @@ class Record(TypedDict, total=False):
     extension_error: str | None
     prebuild: dict[str, Any] | None  # the build phase's entry, as this worker saw it
     tf32_by_candidate: bool | None
+    outside_names: list[str] | None  # globals taken from the problem's namespace
     static_scan: list[str] | None
     custom_kernels: list[str] | None
     launched_kernels: int | None

@@ -350,9 +350,11 @@ class RotatingSide:
     tensors); refilling them before each call is outside the timed region.
     """
 
-    def __init__(self, model, input_sets: list[list], graph: bool, device: str):
+    def __init__(self, model, input_sets: list[list], graph: bool, device: str,
+                 on_call: Callable[[int], None] = lambda index: None):
         import torch
 
+        self.on_call = on_call  # told the draw of each call, before it (outside the timed region)
         self.sets = input_sets
         self.index = 0
         self.buffers = [x.clone() if isinstance(x, torch.Tensor) else x for x in input_sets[0]]
@@ -378,6 +380,7 @@ class RotatingSide:
     def prepare(self) -> None:
         self.index = (self.index + 1) % len(self.sets)
         refill(self.buffers, self.sets[self.index])
+        self.on_call(self.index)
 
     def turn(self, finish: Callable[[object], None]) -> Turn:
         return Turn(run=self.call, prepare=self.prepare, finish=finish)
@@ -386,6 +389,7 @@ class RotatingSide:
         """One untimed call on draw `index`."""
         self.index = index
         refill(self.buffers, self.sets[index])
+        self.on_call(index)
         return self.call()
 
 

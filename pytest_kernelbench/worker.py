@@ -33,6 +33,10 @@ class Loaded:
     reference: Any = None
     timing_sets: tuple = ((), [])  # (seeds, input sets) of the last timing, kept for the burst
     phases: dict = dataclasses.field(default_factory=dict)  # seconds of each part of the load
+    outside_names: list[str] = dataclasses.field(default_factory=list)  # see import_candidate
+    # The input seed of every call of the candidate's model so far, in order: a reference that
+    # keeps state between calls is judged called the same way (lockstep.py).
+    calls: list[int] = dataclasses.field(default_factory=list)
 
 
 class PhaseClock:
@@ -95,7 +99,8 @@ class Worker:
             loaded = self.load(request)
             if op == "load":
                 return {"ok": True, "extensions": extension_libraries(),
-                        "tf32": loading.tf32_switched_on(), "phases": loaded.phases}, []
+                        "tf32": loading.tf32_switched_on(), "phases": loaded.phases,
+                        "outside_names": loaded.outside_names}, []
             if op == "run":
                 return self.run(loaded, request)
             if op == "time":
@@ -138,9 +143,10 @@ class Worker:
         builds.echo_build_errors()  # a build in this process leaves its compiler lines in the log
         if os.environ.get("TORCH_EXTENSIONS_DIR"):
             builds.replay_failure(Path(os.environ["TORCH_EXTENSIONS_DIR"]))
-        module = guarded(lambda: loading.import_file(Path(candidate_path), "kb_candidate",
-                                                     confine.own_folder()),
-                         "import", candidate_path)
+        module, outside_names = guarded(
+            lambda: loading.import_candidate(Path(candidate_path), "kb_candidate",
+                                             confine.own_folder(), Path(request["problem"])),
+            "import", candidate_path)
         clock.lap("import")
         cls = getattr(module, "ModelNew", None)
         if not isinstance(cls, type):
@@ -150,7 +156,8 @@ class Worker:
                                                     request["mode"]),
                         "init", candidate_path)
         clock.lap("construct")
-        self.loaded = Loaded(key, problem, init_args, model, phases=clock.laps)
+        self.loaded = Loaded(key, problem, init_args, model, phases=clock.laps,
+                             outside_names=outside_names)
         return self.loaded
 
     def run(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
@@ -164,6 +171,7 @@ class Worker:
             if request.get("settle_inputs"):  # ordering is left to the order trials
                 loading.synchronize(device)
             run = lambda: forward(loaded.model, inputs, device)  # noqa: E731
+        loaded.calls.append(request["input_seed"])
         output = guarded(run, "forward", request["candidate"])
         self.last_inputs = inputs  # the last trial's go only now, after this one ran
         blobs: list[bytes] = []
@@ -172,7 +180,7 @@ class Worker:
         return {"ok": True, "output": wire.encode_value(output, blobs, keep_alive),
                 "inputs_after": wire.encode_value(tensors_only(inputs), blobs, keep_alive),
                 "extensions": extension_libraries(), "tf32": loading.tf32_switched_on(),
-                "streams": streams}, blobs
+                "streams": streams, **calls_so_far(loaded, request)}, blobs
 
     def time(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
         """Baseline and candidate in turns, on input buffers refilled before every call.
@@ -194,14 +202,18 @@ class Worker:
                 reference = self.reference_model(loaded, request)
                 sides["baseline"] = guarded(
                     lambda: timing.RotatingSide(reference, sets, graph, device), "forward", "")
-            candidate = guarded(lambda: timing.RotatingSide(loaded.model, sets, graph, device),
-                                "forward", request["candidate"])
+            seeds = request["input_seeds"]
+            candidate = guarded(
+                lambda: timing.RotatingSide(loaded.model, sets, graph, device,
+                                            on_call=lambda index: loaded.calls.append(seeds[index])),
+                "forward", request["candidate"])
         except CandidateFault as fault:
             if not graph:
                 raise
             self.loaded = None  # a failed capture can leave the context unusable
             return {"ok": True, "graph_error": fault.message}, []
         last_outputs: dict[int, Any] = {}
+        last_calls: dict[int, int] = {}  # draw -> how many calls the model had made by its last
         reused: list[bool] = []  # the candidate returned a buffer it had returned before
 
         def keep_candidate_output(output) -> None:
@@ -218,6 +230,7 @@ class Worker:
                     del last_outputs[index]
             copy = graph or bool(reused) or timing.aliases(output, candidate.buffers)
             last_outputs[candidate.index] = timing.clone_output(output) if copy else output
+            last_calls[candidate.index] = len(loaded.calls)
 
         # The baseline's outputs are poisoned at once but held as long as the candidate's are
         # (the last of each input draw): both sides then free memory in the same rhythm, and
@@ -249,17 +262,18 @@ class Worker:
             if index not in last_outputs:
                 last_outputs[index] = timing.clone_output(
                     guarded(lambda i=index: candidate.call_on(i), "forward", request["candidate"]))
+                last_calls[index] = len(loaded.calls)
         blobs: list[bytes] = []
         keep_alive = self.shared if request.get("cuda_ipc") else None
-        seeds = request["input_seeds"]
-        checked = [{"seed": seeds[index], "output": wire.encode_value(out, blobs, keep_alive)}
-                   for index, out in sorted(last_outputs.items())]
+        checked = [{"seed": seeds[index], "output": wire.encode_value(out, blobs, keep_alive),
+                    "call": last_calls[index]} for index, out in sorted(last_outputs.items())]
         phases = {"setup": ready - began, "warmup": measured.warmup_s,
                   "rounds": measured_at - ready - measured.warmup_s,
                   "outputs": time.perf_counter() - measured_at}
         return {"ok": True, "samples_s": measured.samples_s, "stopped": measured.stopped,
                 "rounds": measured.rounds, "timed_outputs": checked,
-                "reused_output": bool(reused), "phases": phases}, blobs
+                "reused_output": bool(reused), "phases": phases,
+                **calls_so_far(loaded, request)}, blobs
 
     def burst(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
         """Back-to-back calls for the pytest process to time with its own clock: the
@@ -276,6 +290,9 @@ class Worker:
                               "forward", request["candidate"])
         finally:
             loading.apply_numerics_flags(own)
+        if model is loaded.model:
+            seeds = request["input_seeds"]
+            loaded.calls.extend(seeds[index % len(sets)] for index in range(request["calls"]))
         return {"ok": True, "timed_s": timed_s}, []
 
     def profile(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
@@ -305,6 +322,11 @@ class Worker:
                                         request["device"], request["mode"])
             loaded.reference = loading.as_baseline(model, request.get("baseline", "eager"))
         return loaded.reference
+
+
+def calls_so_far(loaded: Loaded, request: dict) -> dict:
+    """The seeds of the model's calls so far, for a request that judges in lockstep."""
+    return {"calls": loaded.calls} if request.get("lockstep") else {}
 
 
 def with_flags(flags: dict, prepare):
