@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="eval hostile audit launch contexts starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
+# Usage: [KB_SECTIONS="names eval hostile audit launch contexts starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_ATTRIBUTION_SETS="attribution stream-order ..." (our sets the attribution section reads)]
@@ -63,6 +63,31 @@ run_eval() {  # $1: report name; the rest: pytest arguments
     echo "wall time: $(( $(date +%s) - start )) s"
     python3 benchmarks/summarize_report.py "$out/$name.json" --overhead
 }
+
+if [[ " $sections " == *" names "* ]]; then
+    # Candidates that use the problem file's names (candidates/problem-names) and CUDA-L1's two
+    # stateful level-3 candidates (v0's VanillaRNN, judged in lockstep), by this harness and by
+    # upstream v0's own: each table row sets the two verdicts side by side.
+    echo "== problem names and stateful references, ours and upstream v0's"
+    start=$(date +%s)
+    python3 -m pytest -p no:cacheprovider -q -n 4 --kb-device=cuda \
+        --kb-problems=.third_party/v0/KernelBench --kb-candidates=candidates/problem-names \
+        --kb-report="$out/names.json" --benchmark-max-time=0.5 >"$out/names.log" 2>&1
+    python3 -m pytest -p no:cacheprovider -q -n 2 --kb-device=cuda --kb-level=3 -k VanillaRNN \
+        --kb-problems=.third_party/v0/KernelBench --kb-candidates=.third_party/cudal1/h100 \
+        --kb-report="$out/stateful.json" --benchmark-max-time=0.5 >"$out/stateful.log" 2>&1
+    echo "ours: $(( $(date +%s) - start )) s; $(tail -n 1 "$out/names.log"); $(tail -n 1 "$out/stateful.log")"
+    python3 benchmarks/expected_verdicts.py "$out/names.json" || failed=1
+    KB_V0=.third_party/v0 KB_RUN=candidates/problem-names BUDGET_S=200 python3 \
+        .third_party/upstream_v0_check.py "$out/upstream-names.json" 1/19 2/30 2/53 3/29 \
+        >"$out/upstream-names.log" 2>&1 &
+    KB_V0=.third_party/v0 KB_RUN=.third_party/cudal1/h100 BUDGET_S=200 python3 \
+        .third_party/upstream_v0_check.py "$out/upstream-stateful.json" 3/33 3/34 \
+        >"$out/upstream-stateful.log" 2>&1 &
+    wait
+    python3 benchmarks/agreement.py table "$out/upstream-names.json" "$out/names.json"
+    python3 benchmarks/agreement.py table "$out/upstream-stateful.json" "$out/stateful.json"
+fi
 
 if [[ " $sections " == *" launch "* ]]; then
     echo "== launch-bound timings, the flush waited for before each call and not"
