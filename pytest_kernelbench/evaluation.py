@@ -1314,8 +1314,10 @@ class _Trials:
     def _unordered(self) -> tuple[str, str, str] | None:
         """(status, message, details) of the first stream-order trial that fails, or None."""
         ev, case, record = self.evaluator, self.case, self.record
-        seed = ev._input_seed(ev.settings.trials)
-        for order in ordering.ORDERS:
+        for index, order in enumerate(ordering.ORDERS):
+            # A draw of its own for each: an output left unordered must not read the memory
+            # where the last trial's right answer for the same draw still lies.
+            seed = ev._input_seed(ev.settings.trials + index)
             reply = ev._ask(record, "run", case, self.budget, input_seed=seed, order=order)
             if isinstance(reply, Fault):
                 return reply.status, f"{order} trial: {reply.message}", reply.details
