@@ -641,3 +641,44 @@ def test_feedback_files_tell_the_next_attempt_what_went_wrong_and_where(kb):
     assert good["stage_reached"] == "speed" and good["speedup"] > 0
     assert 0 < good["speed_of_light_fraction"] <= 1
     assert not (folder / "good" / "level1_3_missing.json").exists()  # no candidate, no author
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_an_interrupted_run_ends_with_its_summary_and_report(kb, workers):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # One case that hangs in its correctness trials, beside one that settles at once.
+    mine = kb.pytester.path / "mine"
+    (mine / "level1" / "2_ReLU").mkdir(parents=True)
+    shutil.copy(EXAMPLES / "candidates" / "good" / "level1" / "1_Scale.py", mine / "level1")
+    shutil.copy(EXAMPLES / "candidates" / "broken" / "level1" / "2_ReLU" / "hangs.py",
+                mine / "level1" / "2_ReLU")
+    plugins = [*kb.plugin_args, *(["-p", "xdist.plugin"] if workers else [])]
+    argv = [sys.executable, "-m", "pytest", *plugins, *workers, "-p", "no:cacheprovider",
+            f"--kb-problems={EXAMPLES / 'problems'}", f"--kb-candidates={mine}", "--kb-level=1",
+            "--kb-report=report.json", "--kb-trials=1", "--kb-p=0", "--kb-timeout=300",
+            "--benchmark-max-time=0.001", f"--kb-build-cache={kb.pytester.path / 'kb-builds'}"]
+    # Its own process group, which SIGINT reaches as a Ctrl-C at a terminal does.
+    run = subprocess.Popen(argv, cwd=kb.pytester.path, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    stream = kb.pytester.path / "report.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and '"stage": 2' not in \
+            (stream.read_text() if stream.exists() else ""):
+        time.sleep(0.5)
+    time.sleep(3)  # the hanging case is in its trials by now
+    os.killpg(run.pid, signal.SIGINT)
+    output, _ = run.communicate(timeout=120)
+    assert run.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "INTERNALERROR" not in output
+    assert re.search(r"kernelbench: partial run: 1 selected case\(s\) did not run to the end.*"
+                     r"to finish it: .*--kb-resume=report\.json", output), output
+    assert "| mine | 1     | 3        | 1       |" in output  # every problem counted
+    document = kb.report()
+    assert not document["complete"] and document["cases_not_run"] == 1
+    status = {r["problem_id"]: r["status"] for r in document["results"]}
+    assert status[1] == "passed" and status[3] == "missing"  # what was measured is kept
