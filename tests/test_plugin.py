@@ -94,7 +94,7 @@ def test_speed_items_pass_only_above_p(kb):
     result = kb.run("good", args=("-m", "kb_speed", "--kb-p=1000"))
     result.stdout.fnmatch_lines(["*[[]slower[]] speedup * is not above p=1000*"])
     outcomes = result.parseoutcomes()
-    assert outcomes["failed"] == 3 and outcomes["skipped"] == 1
+    assert outcomes["failed"] == 3 and "skipped" not in outcomes  # no item for the missing one
     # The records say what the items say: correct, but not faster than p.
     timed = [r for r in kb.report()["results"] if r["correct"]]
     assert len(timed) == 3 and all(r["status"] == "slower" for r in timed)
@@ -418,7 +418,7 @@ def test_under_xdist_the_stages_of_a_case_share_a_worker(kb):
         found = re.match(r"\[(gw\d+)\].*? (?:PASSED|FAILED|SKIPPED) (\S+)::test_\w+\[(\S+)\]", line)
         if found:
             workers.setdefault(f"{found[2]}[{found[3]}]", set()).add(found[1])
-    assert len(workers) == 4 and all(len(seen) == 1 for seen in workers.values()), workers
+    assert len(workers) == 3 and all(len(seen) == 1 for seen in workers.values()), workers
 
 
 def test_a_run_from_a_folder_with_its_own_tests_only_evaluates(kb):
