@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_kernelbench import report, resume, scoring, upstream, upstream_results
+from pytest_kernelbench import faults, report, resume, scoring, upstream, upstream_results
 
 
 class MergeError(Exception):
@@ -86,6 +86,10 @@ def merge(paths: list[Path], files: UpstreamFiles = UpstreamFiles()) -> dict:
             made_with = (record.get("fingerprint") or {}).get("settings")
             if made_with is not None:
                 settings.setdefault(made_with, path)
+            if record.get("status") == faults.NOT_RUN and key in by_key:
+                continue  # a partial run's placeholder: any record of the case says more
+            if key in by_key and by_key[key][1].get("status") == faults.NOT_RUN:
+                del by_key[key]
             if key in by_key and _verdict(by_key[key][1]) != _verdict(record):
                 raise MergeError(f"{by_key[key][0]} and {path} disagree on {_name(key)}: "
                                  f"{_verdict(by_key[key][1])} against {_verdict(record)}")
@@ -101,6 +105,7 @@ def merge(paths: list[Path], files: UpstreamFiles = UpstreamFiles()) -> dict:
     ps = report.summary_ps(p)
     return {
         "schema_version": report.SCHEMA_VERSION,
+        **report.completion_of(records),
         "environment": head.get("environment") or {},
         "config": config,
         "summary": report.summary_rows(scoring.summarize(records, ps, p)),

@@ -41,6 +41,8 @@ PROBLEM_ERROR = "problem_error"
 PASSED = "passed"
 MISSING = "missing"
 UNSUPPORTED_DEVICE = "unsupported_device"
+# A case the run selected but stopped before it settled (interrupted, -x): not correct.
+NOT_RUN = "not_run"
 
 BUILD_FAILURE = re.compile(r"Error building extension|error: command .* failed|ninja: build stopped")
 # Compiler diagnostics look like `file.cu(12): error: ...` or `file.cpp:6:22: error: ...`.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from pytest_kernelbench import (
     loading,
     ncu,
     options,
+    progress,
     report,
     resume,
     schedule,
@@ -24,6 +26,7 @@ from pytest_kernelbench.devices import bind_device
 from pytest_kernelbench.integrity import ProblemDigests
 from pytest_kernelbench.loading import problem_defect
 from pytest_kernelbench.manifest import Entry, load_manifest
+from pytest_kernelbench.progress import case_key
 from pytest_kernelbench.results import RunResults, build_entries
 from pytest_kernelbench.suite import STAGES
 
@@ -92,6 +95,8 @@ class KernelBenchRun:
         # those cases do not run again.
         self.resumed: dict[tuple, dict] = {}
         self.results = RunResults(settings, device, {}, len(STAGES) - 1)
+        # The cases the run covers and their items still to report, once collected.
+        self.progress: progress.Progress | None = None
         self.plot_line: str | None = None  # where --kb-plot wrote, said in the summary
         # Hashed before any candidate runs; checked before every stage (see integrity.py).
         self.problem_digests = ProblemDigests([problem.path for problem in problems])
@@ -206,12 +211,53 @@ class KernelBenchRun:
         if hasattr(self.config, "workeroutput"):  # an xdist worker: its builds go to the report
             self.config.workeroutput["kb_builds"] = build_entries(self.builds)
             return
+        if not self.config.option.collectonly:
+            self.settle_progress()
         # Written here, before the terminal summary, and also when the run was interrupted.
         self.results.add_builds(build_entries(self.builds))
         self.results.write_report()
         self.results.write_feedback()
         self.plot_line = self.results.write_plots()
         self.results.close()
+
+    def select(self, nodeids: list[str] | None) -> None:
+        """The cases this run covers, from the items pytest selected (None: all of them); the
+        records of those without a candidate settle now."""
+        self.progress = progress.Progress((case for case in self.cases if self._wanted(case)),
+                                          nodeids)
+        for case in self.progress.missing:
+            self.results.add(progress.missing_record(case), self.results.final_stage)
+
+    def settle_progress(self) -> None:
+        """How many selected cases the run did not settle, and the command that finishes it."""
+        if self.progress is None:  # stopped before its items were collected
+            self.select(None)
+        assert self.progress is not None
+        unfinished = self.progress.unfinished()
+        cases = {case_key(case): case for case in self.progress.cases}
+        command = None
+        if unfinished and self.settings.report_path is not None:
+            params = self.config.invocation_params
+            command = progress.resume_command(params.args, self.settings.report_path, params.dir,
+                                              module=Path(sys.argv[0]).name == "__main__.py")
+        self.results.stopped_before({key: progress.not_run_record(cases[key])
+                                     for key in unfinished}, len(unfinished), command)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session):
+        try:
+            return (yield)
+        except RuntimeError as exc:
+            interrupt = lost_interrupt(exc)
+            if interrupt is None:
+                raise
+            raise interrupt from None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
+        # xdist's controller collects nothing itself: every worker sends the same ids.
+        if self.progress is None:
+            self.select(list(ids))
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
@@ -253,7 +299,10 @@ class KernelBenchRun:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list) -> None:
         ours: list[pytest.Item] = []
-        for problem in self.problems:
+        # A case without a candidate has no items (progress.py makes its record), nor does
+        # a problem that no set has a candidate for.
+        with_candidates = {case.problem for case in self.cases if case.candidate is not None}
+        for problem in (problem for problem in self.problems if problem in with_candidates):
             module = pytest.Module.from_parent(session, path=SUITE_FILE, nodeid=problem.key,
                                                name=problem.key)
             module.stash[PROBLEM_KEY] = problem
@@ -285,7 +334,7 @@ class KernelBenchRun:
                 getattr(pytest.mark, f"kb_level{problem.level}"),
                 pytest.mark.xdist_group(f"{problem.key}-{case.id}"),
             ])
-            for case in self.cases if case.problem == problem
+            for case in self.cases if case.problem == problem and case.candidate is not None
         ]
         metafunc.parametrize("kb_case", params)
 
@@ -293,6 +342,8 @@ class KernelBenchRun:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly:
             return
+        if xdist_worker(self.config) is None:  # the process that writes the report
+            self.select([item.nodeid for item in session.items])
         cases = [item.callspec.params["kb_case"] for item in session.items  # type: ignore[attr-defined]
                  if hasattr(item, "callspec") and "kb_case" in item.callspec.params]
         self.builds, self.build_pool = prebuild(self.config, self.settings, self.device,
@@ -320,6 +371,8 @@ class KernelBenchRun:
     # --- results --------------------------------------------------------------------------
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.progress is not None and progress.item_finished(report.when, report.passed):
+            self.progress.reported(report.nodeid)
         for name, value in report.user_properties:
             if name == "kernelbench" and isinstance(value, dict):
                 self.results.add(value["record"], value["stage"])
@@ -327,19 +380,24 @@ class KernelBenchRun:
     @pytest.hookimpl(trylast=True)  # after pytest-benchmark's tables: fast_p is read last
     def pytest_terminal_summary(self, terminalreporter, config: pytest.Config) -> None:
         # The report is already written (pytest_sessionfinish); this only displays.
-        if xdist_worker(config) is not None or not self.results.records \
+        if xdist_worker(config) is not None or not self.results.all_records() \
                 or config.get_verbosity() < -1:
             return
-        records = list(self.results.records.values())
+        records = self.results.all_records()
         rows, upstream_rows = self.results.summaries()
         terminalreporter.write_sep("=", f"kernelbench: fast_p on {self.device}")
         write = terminalreporter.write_line
+        partial = report.partial_line(self.results.completion(), self.settings.report_path)
+        if partial:  # a run that stopped part-way says so first, in one line
+            write(partial, red=True, bold=True)
         # Errors and warnings stay one line each (they name a file); notes are wrapped.
         for line in report.problem_lines(records):
             write(line, red=True)
         for line in report.orphan_lines(self.orphans, config.get_verbosity() > 0) \
                 + report.misnamed_lines(self.misnamed):
             write(line, yellow=True)
+        for line in report.missing_lines(records):
+            write(line)
         for line in report.render_table(rows, self.settings.p).splitlines():
             write(line)
         write(report.GEOMEAN_NOTE)
@@ -446,9 +504,20 @@ def gpu_count(requested: str, device: str) -> int:
     return max(1, torch.cuda.device_count())
 
 
-def case_key(case: discovery.Case) -> tuple:
-    """The key of a case's record: (set, level, problem id, sample)."""
-    return (case.set_name, case.problem.level, case.problem.problem_id, case.sample)
+def lost_interrupt(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C that a `release unlocked lock` error replaced, if it did.
+
+    xdist's controller waits for its workers' events in `queue.Queue.get`, whose condition
+    sits on a plain `threading.Lock`. When SIGINT lands while that wait re-takes the lock
+    (busy at once when every worker got the same Ctrl-C and reports back), CPython raises
+    KeyboardInterrupt from the acquire without the lock, and the `with` around the wait then
+    fails to release it: pytest sees a RuntimeError, prints it as INTERNALERROR and skips the
+    summary. The interrupt it replaced is what the run should end with."""
+    context = exc.__context__
+    if isinstance(exc, RuntimeError) and "release unlocked lock" in str(exc) \
+            and isinstance(context, KeyboardInterrupt):
+        return context
+    return None
 
 
 def resolve_device(requested: str, worker_id: str | None = None) -> str:

@@ -11,11 +11,11 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from pytest_kernelbench.faults import PROBLEM_ERROR
+from pytest_kernelbench.faults import MISSING, NOT_RUN, PROBLEM_ERROR
 from pytest_kernelbench.options import Settings
 from pytest_kernelbench.scoring import SetSummary
 
-SCHEMA_VERSION = 4  # record.py and report.schema.json: bump with any change of fields
+SCHEMA_VERSION = 5  # record.py and report.schema.json: bump with any change of fields
 
 
 def summary_ps(p: float) -> list[float]:
@@ -181,13 +181,17 @@ def summary_rows(rows: list[SetSummary]) -> list[dict]:
 
 
 def build_report(records: list[dict], rows: list[SetSummary], settings: Settings,
-                 device: str, env: dict, upstream_rows: list[SetSummary] | None = None) -> dict:
+                 device: str, env: dict, upstream_rows: list[SetSummary] | None = None,
+                 completion: dict | None = None) -> dict:
+    """completion: `complete`, `cases_not_run` and `resume_command` (RunResults.completion);
+    by default those of a complete run."""
     config = {key: (str(value) if isinstance(value, Path) else value)
               for key, value in asdict(settings).items()}
     config["candidate_dirs"] = [str(path) for path in settings.candidate_dirs]
     config["device"] = device
     return {
         "schema_version": SCHEMA_VERSION,
+        **(completion or completion_of(records)),
         "environment": env,
         "config": config,
         "summary": summary_rows(rows),
@@ -196,6 +200,36 @@ def build_report(records: list[dict], rows: list[SetSummary], settings: Settings
         "results": sorted(records, key=lambda r: (r["candidate_set"], r["level"],
                                                    r["problem_id"], r["sample"])),
     }
+
+
+def completion_of(records: list[dict]) -> dict:
+    """What records alone say of a run's completion (a merge's: no command finishes it)."""
+    left = sum(r.get("status") == NOT_RUN for r in records)
+    return {"complete": left == 0, "cases_not_run": left, "resume_command": None}
+
+
+def partial_line(completion: dict, report_path: Path | None) -> str | None:
+    """One line for a run that stopped before all its cases ran; None for a complete one."""
+    if completion["complete"]:
+        return None
+    head = (f"kernelbench: partial run: {completion['cases_not_run']} selected case(s) did not "
+            "run to the end, and count as not correct")
+    if completion["resume_command"]:
+        return f"{head}; to finish it: {completion['resume_command']}"
+    if report_path is None:
+        return f"{head}; no report was written to resume from (--kb-report=none)"
+    return head
+
+
+def missing_lines(records: list[dict]) -> list[str]:
+    """One line per set with problems it has no candidate for (they count as not correct)."""
+    by_set: dict[str, set[tuple]] = {}
+    for record in records:
+        if record.get("status") == MISSING:
+            by_set.setdefault(record["candidate_set"], set()).add(
+                (record["level"], record["problem_id"]))
+    return [f"missing: {len(problems)} problem(s) have no candidate in set {name}, "
+            "counted as not correct" for name, problems in by_set.items()]
 
 
 def dump_json(report: dict) -> str:

@@ -3,7 +3,8 @@
 The process that writes the report (the pytest process, or xdist's controller) holds one
 RunResults: each stage's record arrives here, the latest stage of a case wins (xdist may report
 a case's stages out of order), every record is streamed to the .jsonl beside the report, and at
-session finish the report and the feedback files are written from what is here. Nothing here
+session finish the report and the feedback files are written from what is here. A case the run
+selected but stopped before counts too, as a `not_run` record (see progress.py). Nothing here
 knows about pytest.
 """
 
@@ -30,6 +31,11 @@ class RunResults:
         self.stages: dict[tuple, int] = {}  # the latest stage each record came from
         self.builds: list[dict] = []  # extension builds run ahead of the items
         self.stream: resume.RecordStream | None = None
+        # Selected cases the run stopped before settling: a placeholder record for those that
+        # have none, how many there were, and the command that finishes the run.
+        self.not_run: dict[tuple, dict] = {}
+        self.unfinished = 0
+        self.resume_command: str | None = None
 
     def open_stream(self, resumed: dict[tuple, dict]) -> None:
         """Stream records beside the report from now on, starting with the resumed ones."""
@@ -60,9 +66,28 @@ class RunResults:
             known[entry["candidate"]] = merge_build(known.get(entry["candidate"]), entry)
         self.builds = sorted(known.values(), key=lambda entry: entry["candidate"])
 
+    def stopped_before(self, records: dict[tuple, dict], unfinished: int,
+                       resume_command: str | None) -> None:
+        """The run did not settle `unfinished` of its cases; records: placeholders (status
+        not_run) for those of them that have no record at all."""
+        self.not_run = {key: record for key, record in records.items()
+                        if key not in self.records}
+        self.unfinished = unfinished
+        self.resume_command = resume_command
+
+    @property
+    def complete(self) -> bool:
+        return self.unfinished == 0
+
+    def all_records(self) -> list[dict]:
+        """Every selected case's record: those that settled, then the placeholders."""
+        return [*self.records.values(), *(record for key, record in self.not_run.items()
+                                          if key not in self.records)]
+
     def summaries(self) -> tuple[list, list]:
-        """The fast_p rows under this harness's rules and under upstream's."""
-        records = list(self.records.values())
+        """The fast_p rows under this harness's rules and under upstream's, over every selected
+        case (those that never ran count as not correct)."""
+        records = self.all_records()
         ps = report.summary_ps(self.settings.p)
         return (scoring.summarize(records, ps, self.settings.p),
                 scoring.summarize([upstream.as_upstream_record(r) for r in records], ps,
@@ -70,22 +95,27 @@ class RunResults:
 
     def write_report(self) -> None:
         path = self.settings.report_path
-        if path is None or not self.records:
+        records = self.all_records()
+        if path is None or not records:
             return
-        records = list(self.records.values())
         rows, upstream_rows = self.summaries()
         env = report.environment(self.settings.confine)
         entered = sorted({r["confinement"] for r in records if r.get("confinement")})
         if entered:  # what the workers entered, not only what the kernel offers
             env["confinement"] = "; ".join(entered)
         document = report.build_report(records, rows, self.settings, self.device, env,
-                                       upstream_rows)
+                                       upstream_rows, self.completion())
         # The records' own entries: an xdist worker's list reaches this process only when
         # the worker ends, which an interrupted run's workers may not do.
         self.add_builds([r["prebuild"] for r in records if r.get("prebuild")])
         document["builds"] = self.builds
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(report.dump_json(document))
+
+    def completion(self) -> dict:
+        """The report's word on whether the run covered every case it selected."""
+        return {"complete": self.complete, "cases_not_run": self.unfinished,
+                "resume_command": self.resume_command}
 
     def write_feedback(self) -> None:
         folder = self.settings.feedback_dir
