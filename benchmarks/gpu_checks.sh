@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="names eval hostile audit launch contexts starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
+# Usage: [KB_SECTIONS="interrupt names eval hostile audit launch contexts starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_ATTRIBUTION_SETS="attribution stream-order ..." (our sets the attribution section reads)]
@@ -8,6 +8,7 @@
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
 #        [KB_WARM_LIMIT=SECONDS] [KB_BUILD_CACHE=DIR] [KB_REAL_ONLY=cold|warm] (realrun)
 #        [KB_CACHE_IN=DIR] [KB_CACHE_OUT=DIR] [KB_ORDER_FROM=REPORT] (realrun, on a fresh machine)
+#        [KB_STOP_AFTER=SECONDS] (interrupt)
 #        bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
 #   logs and JSON reports land in OUTDIR; extra arguments narrow the evaluation (e.g. -k ReLU).
 #   eval stops (SIGINT, reports kept) after KB_EVAL_LIMIT seconds; repeat runs eval's command
@@ -63,6 +64,31 @@ run_eval() {  # $1: report name; the rest: pytest arguments
     echo "wall time: $(( $(date +%s) - start )) s"
     python3 benchmarks/summarize_report.py "$out/$name.json" --overhead
 }
+
+if [[ " $sections " == *" interrupt "* ]]; then
+    # A real set (CUDA-L1's 249 by default) under -n KB_WORKERS, stopped by SIGINT after
+    # KB_STOP_AFTER seconds, as a time limit or Ctrl-C stops it, then finished by the command
+    # its report names; cold builds. The summary of each part is kept.
+    real="${KB_REAL_SET:-.third_party/cudal1/h100}"
+    workers="${KB_WORKERS:-8}"
+    rm -f "$out"/interrupted.json* && start=$(date +%s)
+    echo "== $real under -n $workers, SIGINT after ${KB_STOP_AFTER:-150} s"
+    timeout -s INT "${KB_STOP_AFTER:-150}" python3 -m pytest -p no:cacheprovider -q -n "$workers" \
+        --kb-device=cuda --kb-problems=.third_party/v0/KernelBench --kb-candidates="$real" \
+        --kb-report="$out/interrupted.json" --benchmark-max-time="${KB_TIME_BUDGET:-0.5}" "$@" \
+        >"$out/interrupted.log" 2>&1
+    echo "stopped: $(( $(date +%s) - start )) s, INTERNALERROR lines: $(grep -c INTERNALERROR "$out/interrupted.log")"
+    sed -n '/ kernelbench: fast_p /,$p' "$out/interrupted.log" | grep -v '^FAILED' | head -30
+    cp "$out/interrupted.json" "$out/interrupted-part.json"
+    resume=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["resume_command"] or "")' \
+        "$out/interrupted.json")
+    echo "== finished by the command the report names: $resume"
+    start=$(date +%s)
+    eval "$resume" >"$out/resumed.log" 2>&1
+    echo "resumed: $(( $(date +%s) - start )) s"
+    sed -n '/ kernelbench: fast_p /,$p' "$out/resumed.log" | grep -v '^FAILED' | head -30
+    python3 benchmarks/summarize_report.py "$out/interrupted.json"
+fi
 
 if [[ " $sections " == *" names "* ]]; then
     # Candidates that use the problem file's names (candidates/problem-names) and CUDA-L1's two

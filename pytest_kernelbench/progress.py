@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -112,5 +113,6 @@ def resume_command(args: Sequence[str], report_path: Path, invocation_dir: Path,
             kept.append(arg)
     path = Path(os.path.relpath(report_path, invocation_dir)) \
         if report_path.is_relative_to(invocation_dir) else report_path
-    program = ["python", "-m", "pytest"] if module else ["pytest"]
+    # the interpreter this run used, by name (python3 where no `python` is installed)
+    program = [Path(sys.executable).name or "python", "-m", "pytest"] if module else ["pytest"]
     return shlex.join([*program, *kept, f"--kb-resume={path}"])

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,11 +52,14 @@ def test_an_item_is_finished_by_its_call_or_a_setup_that_did_not_pass(when, pass
     assert progress.item_finished(when, passed) is finished
 
 
+PYTHON = Path(sys.executable).name  # the interpreter a `-m pytest` run is resumed with
+
+
 @pytest.mark.parametrize(("args", "module", "expected"), [
     (["--kb-candidates=r1", "-n", "8"], False,
      "pytest --kb-candidates=r1 -n 8 --kb-resume=reports/kernelbench.json"),
     (["--kb-candidates=r1", "--kb-resume", "old.json", "-k", "a b"], True,
-     "python -m pytest --kb-candidates=r1 -k 'a b' --kb-resume=reports/kernelbench.json"),
+     f"{PYTHON} -m pytest --kb-candidates=r1 -k 'a b' --kb-resume=reports/kernelbench.json"),
     (["--kb-resume=old.jsonl", "--kb-candidates=r1"], False,
      "pytest --kb-candidates=r1 --kb-resume=reports/kernelbench.json"),
 ])

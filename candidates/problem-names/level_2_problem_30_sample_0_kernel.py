@@ -1,6 +1,6 @@
 # expect: passed|slower
 # Calls its kernel with the problem file's hardtanh_min and
-# hardtanh_max, and takes F from the problem's imports; it defines neither.
+# hardtanh_max, which it never defines.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -34,6 +34,5 @@ class ModelNew(nn.Module):
         self.group_norm = nn.GroupNorm(num_groups, out_features)
 
     def forward(self, x):
-        x = F.group_norm(self.gemm(x), self.group_norm.num_groups, self.group_norm.weight,
-                         self.group_norm.bias, self.group_norm.eps)
+        x = self.group_norm(self.gemm(x))
         return ext.hardtanh_cuda(x.contiguous(), hardtanh_min, hardtanh_max)
