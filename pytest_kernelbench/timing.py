@@ -91,6 +91,40 @@ def speedup(baseline: Summary, candidate: Summary) -> float:
     return baseline.median_s / candidate.median_s if candidate.median_s > 0 else float("inf")
 
 
+# How far apart two runs put the speedup of identical code, as the reference set reads it: on
+# two CPU cores 0.93-1.07 (docs/performance.md), on an H200 within 3% of 1 (CUDA-L1's warm
+# runs). A speedup is shown to be below p only beyond that, whatever one run's interval says.
+RESOLUTION = {"cpu": 0.07, "cuda": 0.03}
+
+
+# Where bursts timed by the harness's own clock set the speedup (no interval), one pair of them
+# on a busy host can be this far off.
+BURST_SPREAD = 1.25
+
+
+def below(ratio: float, interval: Sequence[float | None] | None, p: float, device: str) -> bool:
+    """Whether a timing shows a speedup at or below p: its 95% interval lies at or below p,
+    and the speedup below p by more than the device's run-to-run RESOLUTION. Without an
+    interval (None: the harness's clock set the figure), below p by more than BURST_SPREAD."""
+    if interval is None:
+        return ratio * BURST_SPREAD < p
+    high = interval[1] if interval[1] is not None else math.inf
+    return high <= p and ratio < p * (1 - RESOLUTION[device.split(":")[0]])
+
+
+def resolution_words(ratio: float, interval: Sequence[float | None] | None, p: float,
+                     device: str) -> str:
+    """Why below() could not decide, for the item's message."""
+    if interval is None:
+        return (f"the harness's clock set the speedup, and its bursts can be "
+                f"{BURST_SPREAD - 1:.0%} off")
+    if interval[1] is None or not math.isfinite(interval[1]):
+        return "too few timed calls for an interval (more --benchmark-max-time decides it)"
+    resolution = RESOLUTION[device.split(":")[0]]
+    return (f"95% interval {interval[0]:.3f}-{interval[1]:.3f}; identical code reads within "
+            f"{resolution:.0%} of p between runs on this device")
+
+
 def speedup_interval(baseline: Summary, candidate: Summary, z: float = 1.96) -> tuple[float, float]:
     """An approximate 95% interval for the ratio of medians.
 
