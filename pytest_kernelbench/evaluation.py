@@ -68,6 +68,7 @@ CPU_PROCESS_SPREAD = 3.0
 CPU_CLOCK_RETRIES = 3  # more pairs of bursts when the first pair does not settle it
 CPU_CONFIRM_BELOW_S = 2.0  # pairs of bursts this cheap are measured CPU_CLOCK_PAIRS times
 CPU_CLOCK_PAIRS = 5
+CPU_CLOCK_MAX_PAIRS = 15  # on a busy host, pairs are added until they decide, up to this many
 AUTO_GRAPH_BELOW_S = 50e-6  # --kb-timing=auto: graphs for baselines faster than this per call
 # Reference outputs are kept from one stage to the next up to this size in all; on a CPU a
 # reference model larger than this is let go while the worker times (_set_reference_aside).
@@ -577,6 +578,11 @@ class Evaluator:
     def _speed_verdict(self, record: dict, ratio: float, candidate_samples: list[float]) -> Outcome:
         """passed, slower, or torch_only (under --kb-require-kernel), for a checked timing."""
         p = self.settings.p
+        if record.get("speedup") is None:  # the harness's clock could not settle the time
+            record["status"] = faults.INCONCLUSIVE
+            return Outcome(faults.INCONCLUSIVE, "the harness's clock could neither confirm nor "
+                           "refute the reported time (a busy host): no speedup", skipped=True,
+                           record=record)
         if self.settings.require_kernel and record.get("torch_only"):
             record["status"] = faults.TORCH_ONLY
             return Outcome(faults.TORCH_ONLY, "no kernel of the candidate's own ran "
@@ -701,11 +707,13 @@ class Evaluator:
 
         Both bursts run in the same process (threads, allocator and caches alike), and one
         pair of them on a busy host can be 40% apart. Where bursts are cheap, CPU_CLOCK_PAIRS
-        pairs are measured back to back in alternating order and their median ratio decides
-        (one or two pairs let a shifted clock through 1 run in 2-6 under two busy loops).
-        Where they are not, a reported speedup within CPU_CLOCK_CLOSE of the first pair
-        stands, and otherwise CPU_CLOCK_RETRIES more pairs are measured. A reported speedup
-        more than CPU_CLOCK_SLACK above the median is replaced by it.
+        pairs are measured back to back in alternating order and timing.clock_verdict reads
+        them: the reported speedup stands, is replaced by their median, or, undecided, more
+        pairs are measured, up to CPU_CLOCK_MAX_PAIRS; still undecided, the record gets no
+        speedup (status inconclusive). A median of five pairs let a shifted clock through
+        under two busy loops. Where bursts are not cheap, a reported speedup within
+        CPU_CLOCK_CLOSE of the first pair stands, and otherwise CPU_CLOCK_RETRIES more pairs
+        are read the same way.
         """
         medians = {"baseline": record["baseline_time"], "candidate": record["candidate_time"]}
         if baseline_wall_s is None:
@@ -717,31 +725,49 @@ class Evaluator:
         pairs = [walls["baseline"] / walls["candidate"]]
         cheap = sum(burst_calls(median) * median for median in medians.values()) \
             < CPU_CONFIRM_BELOW_S
-        if cheap:
-            more = CPU_CLOCK_PAIRS - 1
-        elif ratio <= CPU_CLOCK_CLOSE * pairs[0]:
+        if not cheap and ratio <= CPU_CLOCK_CLOSE * pairs[0]:
             return ratio
-        else:
-            more = CPU_CLOCK_RETRIES
-        for turn in range(more):
-            pair = {}
-            for side in ("candidate", "baseline") if turn % 2 == 0 else ("baseline", "candidate"):
-                measured = self._burst_wall_s(record, case, side, medians[side], seeds)
-                if measured is None:
+        more = CPU_CLOCK_PAIRS - 1 if cheap else CPU_CLOCK_RETRIES
+        while True:
+            for _ in range(more):
+                pair = self._burst_pair(record, case, medians, seeds, walls, len(pairs) % 2 == 1)
+                if pair is None:
                     return ratio
-                pair[side] = measured
-                walls[side] = min(walls[side], measured)
-            pairs.append(pair["baseline"] / pair["candidate"])
-        clock_ratio = statistics.median(pairs)
-        if ratio <= CPU_CLOCK_SLACK * clock_ratio:
+                pairs.append(pair)
+            verdict = timing.clock_verdict(ratio, pairs, CPU_CLOCK_SLACK)
+            if verdict != "undecided" or not cheap or len(pairs) >= CPU_CLOCK_MAX_PAIRS:
+                break
+            more = CPU_CLOCK_PAIRS  # a busy host: more pairs narrow the interval
+        if verdict == "stands":
             return ratio
+        record["candidate_wall_time"] = walls["candidate"]
+        if verdict == "undecided":
+            notes.append(f"{faults.INCONCLUSIVE}: reported speedup {ratio:.3f}; the harness's "
+                         f"clock saw {min(pairs):.3f}-{max(pairs):.3f} over {len(pairs)} pairs "
+                         "of bursts (a busy host), which neither confirms nor refutes it: no "
+                         "speedup")
+            record.update(speedup=None, speedup_interval=None)
+            return ratio
+        clock_ratio = statistics.median(pairs)
         notes.append(f"reported speedup {ratio:.3f}, but the harness's clock saw "
                      f"{clock_ratio:.3f} (the median of {len(pairs)} pairs of bursts): the "
                      "speedup uses the harness's clock")
         record.update(speedup=clock_ratio, baseline_time=walls["baseline"],
-                      candidate_time=walls["baseline"] / clock_ratio, speedup_interval=None,
-                      candidate_wall_time=walls["candidate"])
+                      candidate_time=walls["baseline"] / clock_ratio, speedup_interval=None)
         return clock_ratio
+
+    def _burst_pair(self, record: dict, case: Case, medians: dict[str, float], seeds: list[int],
+                    walls: dict[str, float], candidate_first: bool) -> float | None:
+        """One burst of each side back to back, in the order asked: baseline over candidate
+        time per call (None where a burst failed). walls keeps each side's fastest."""
+        pair = {}
+        for side in ("candidate", "baseline") if candidate_first else ("baseline", "candidate"):
+            measured = self._burst_wall_s(record, case, side, medians[side], seeds)
+            if measured is None:
+                return None
+            pair[side] = measured
+            walls[side] = min(walls[side], measured)
+        return pair["baseline"] / pair["candidate"]
 
     def _burst_wall_s(self, record: dict, case: Case, side: str, median_s: float,
                       seeds: list[int]) -> float | None:

@@ -34,6 +34,9 @@ SANDBOX_VIOLATION = "sandbox_violation"
 # Statuses of the speed stage.
 SLOWER = "slower"
 TORCH_ONLY = "torch_only"
+# Correct, but the harness's own clock could not confirm or refute the reported time (a busy
+# host): no speedup, so it counts as correct and not fast.
+INCONCLUSIVE = "inconclusive"
 # The problem's fault, not the candidate's: its file does not load, lacks Model, get_inputs or
 # get_init_inputs, or its reference fails. No candidate stage runs against it; not scored.
 PROBLEM_ERROR = "problem_error"

@@ -125,6 +125,25 @@ def resolution_words(ratio: float, interval: Sequence[float | None] | None, p: f
             f"{resolution:.0%} of p between runs on this device")
 
 
+def clock_verdict(reported: float, clock_ratios: Sequence[float], slack: float) -> str:
+    """What pairs of bursts timed by the harness's own clock say of a reported speedup:
+    'stands' where it is within slack of the low end of a 95% interval of their median,
+    'replaced' where it is beyond slack of the high end, else 'undecided'.
+
+    The interval is distribution-free (order statistics): one pair on a busy host can be
+    40% off, so no single pair, nor a median of a few, may let a shifted clock through.
+    """
+    ordered = sorted(clock_ratios)
+    count = len(ordered)
+    k = max(int((count - 1.96 * math.sqrt(count)) / 2), 0)
+    low, high = ordered[k], ordered[count - 1 - k]
+    if reported <= slack * low:
+        return "stands"
+    if reported > slack * high:
+        return "replaced"
+    return "undecided"
+
+
 def speedup_interval(baseline: Summary, candidate: Summary, z: float = 1.96) -> tuple[float, float]:
     """An approximate 95% interval for the ratio of medians.
 

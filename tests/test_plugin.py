@@ -529,10 +529,11 @@ def test_on_a_cpu_a_shifted_clock_buys_no_speedup(kb):
                     args=("--kb-trials=1", "--kb-p=1.4"))
     record = kb.records()[("shifted_clock", 1, "s0")]
     # It reports about 1.8x against the eager ReLU it runs; the harness's clock sees about 1x,
-    # and bounds the speedup (slower), unless the gap is large enough to be a cheat outright.
-    result.stdout.fnmatch_lines(["FAILED level1/1_WideReLU::test_speed[[]shifted_clock-s0[]]"
-                                 " - Failed: [[]*[]]*"])
-    assert record["correct"] and (record["status"] == "cheat" or record["speedup"] < 1.4)
+    # and bounds the speedup (slower), unless the gap is large enough to be a cheat outright;
+    # on a busy host its bursts may settle nothing (inconclusive: no speedup). Never passed.
+    assert result.parseoutcomes().get("passed") == 2  # compile and correct, not speed
+    assert record["correct"] and record["status"] in ("cheat", "slower", "inconclusive")
+    assert record["speedup"] is None or record["speedup"] < 1.4
 
 
 def test_a_problem_file_changed_by_a_candidate_stops_the_run_and_keeps_what_was_measured(kb):

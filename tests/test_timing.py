@@ -43,6 +43,34 @@ def _counting_turn(seconds: float, calls: list) -> timing.Turn:
     return timing.Turn(run=run)
 
 
+@pytest.mark.parametrize("ratio, interval, p, device, shown", [
+    (0.80, [0.75, 0.85], 1.0, "cpu", True),  # clear of p and of the CPU's resolution
+    (0.95, [0.94, 0.96], 1.0, "cpu", False),  # clear of p, within the CPU's run-to-run 7%
+    (0.95, [0.94, 0.96], 1.0, "cuda:0", True),  # beyond the GPU's 3%
+    (0.80, [0.60, 1.10], 1.0, "cpu", False),  # the interval holds p
+    (0.80, [0.0, math.inf], 1.0, "cpu", False),  # too few calls for an interval
+    (1.00, None, 1.4, "cpu", True),  # the harness's clock set it, 40% below p
+    (1.20, None, 1.4, "cpu", False),  # within a burst's 25%
+])
+def test_a_speedup_is_shown_below_p_only_beyond_the_devices_resolution(ratio, interval, p,
+                                                                        device, shown):
+    assert timing.below(ratio, interval, p, device) is shown
+    if not shown:
+        assert timing.resolution_words(ratio, interval, p, device)
+
+
+@pytest.mark.parametrize("reported, pairs, verdict", [
+    (1.1, [1.00, 1.02, 0.98, 1.01, 0.99], "stands"),  # within the slack of every pair
+    (1.8, [1.00, 1.02, 0.98, 1.01, 0.99], "replaced"),  # a shifted clock on a quiet host
+    (1.8, [1.00, 1.50, 0.90, 1.45, 1.05], "undecided"),  # busy: one pair near its figure
+    (1.8, [1.0, 1.5, 0.9, 1.45, 1.05, 1.0, 0.95, 1.1, 1.02, 0.97, 1.0, 1.03, 0.98, 1.01, 0.99],
+     "replaced"),  # more pairs narrow the interval of their median
+])
+def test_pairs_of_bursts_confirm_replace_or_leave_a_reported_speedup_undecided(reported, pairs,
+                                                                              verdict):
+    assert timing.clock_verdict(reported, pairs, 1.25) == verdict
+
+
 def test_timing_stops_once_the_target_rse_is_met_and_otherwise_spends_the_budget():
     calls: list = []
     precise = timing.measure_interleaved({"a": _counting_turn(2e-5, calls)}, "cpu", budget_s=5.0,
