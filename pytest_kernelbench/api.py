@@ -11,8 +11,12 @@
 A problem or candidate is a file path or the Python source itself (text with a line break).
 Each call judges a snapshot of the candidate taken when it is called, so an agent may rewrite
 the same file between calls. Options are the fields of `options.Settings` (p, trials, atol,
-rtol, timeout_s, seed, mode, timing, confine, ...); the returned record is the one the JSON
-report holds (`docs/report-schema.md`).
+rtol, timeout_s, seed, mode, timing, confine, heartbeat_s, ...); the returned record is the one
+the JSON report holds (`docs/report-schema.md`).
+
+Each stage says when it starts, every `heartbeat_s` (30 s) while it runs and how it ended: as
+INFO records on the `pytest_kernelbench` logger, and to `on_progress(event)` when given (an
+`heartbeat.Event`; a heartbeat comes from another thread).
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ import dataclasses
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_kernelbench import heartbeat
 from pytest_kernelbench.discovery import Candidate, Case, Problem
 from pytest_kernelbench.manifest import load_manifest
 from pytest_kernelbench.options import Settings
@@ -41,7 +47,8 @@ _LEVEL_DIR = re.compile(r"^level(?P<level>\d+)$")
 class Session:
     """Evaluates many candidates with one set of options, on one device."""
 
-    def __init__(self, device: str = "auto", **options: Any):
+    def __init__(self, device: str = "auto",
+                 on_progress: Callable[[heartbeat.Event], None] | None = None, **options: Any):
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
             raise TypeError(f"unknown option(s) {', '.join(unknown)}; "
@@ -58,6 +65,7 @@ class Session:
                                  report_path=None, **options)
         self._evaluator = Evaluator(self.settings, self.device)
         self._calls = 0
+        self.on_progress = on_progress
 
     def evaluate(self, problem: str | Path, candidate: str | Path) -> dict:
         """The record of one candidate against one problem: compile, correctness and speed."""
@@ -75,8 +83,12 @@ class Session:
                     Candidate(SET_NAME, level, problem_id, sample, snapshot))
         ev = self._evaluator
         outcome = None
+        label = f"{case.problem.key}[{case.id}]"
         for stage in (ev.compile, ev.correct, ev.speed):
-            outcome = stage(case)
+            with heartbeat.watch(label, stage.__name__, self.settings.heartbeat_s,
+                                 self.on_progress) as watched:
+                outcome = stage(case)
+                watched.status = "skipped" if outcome.skipped else outcome.status
             if not outcome.passed:
                 break
         assert outcome is not None
@@ -106,9 +118,10 @@ class Session:
 
 
 def evaluate(problem: str | Path, candidate: str | Path, device: str = "auto",
+             on_progress: Callable[[heartbeat.Event], None] | None = None,
              **options: Any) -> dict:
     """One candidate's record, in a session of its own (see Session for many)."""
-    with Session(device, **options) as session:
+    with Session(device, on_progress, **options) as session:
         return session.evaluate(problem, candidate)
 
 

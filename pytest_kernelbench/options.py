@@ -335,6 +335,10 @@ OPTIONS: tuple[Option, ...] = (
            "an earlier JSON report timed them (cases it does not know are estimated from their "
            "problem and level); 'none' keeps the problem order (default: {default}).", "REPORT",
            kind="costs", shown=lambda _: "the --kb-report file, when an earlier run left one"),
+    Option("--kb-heartbeat", "heartbeat_s", "while a stage runs, say what runs at least this "
+           "often: a line in a log that is not a terminal (a terminal shows a live line "
+           "instead), a log record from the Python API (default: {default}).", "SECONDS",
+           parse_seconds),
     Option("--kb-report", "report_path", "write the JSON report here; 'none' writes nothing "
            "(default: {default}).", "PATH", kind="report", shown=lambda _: REPORT_DEFAULT),
 )
@@ -410,6 +414,7 @@ class Settings:
     feedback_dir: Path | None = None
     profile: bool = False  # Nsight Compute metrics per kernel (ncu.py)
     plot_dir: Path | None = None
+    heartbeat_s: float = 30.0  # how often a long stage is said to be running (heartbeat.py)
 
 
 _FIELD_DEFAULTS = {f.name: f.default for f in fields(Settings)}

@@ -14,6 +14,7 @@ from pytest_kernelbench import (
     confine,
     devices,
     discovery,
+    live,
     loading,
     ncu,
     options,
@@ -192,6 +193,10 @@ class KernelBenchRun:
         # Records are streamed as they settle, by the process that writes the report.
         if xdist_worker(self.config) is None:
             self.results.open_stream(self.resumed)
+        # What runs, said while it runs (live.py): weighed by what each case is expected to cost.
+        live.register(self.config, self.settings.heartbeat_s, {
+            f"{case.problem.key}[{case.id}]": schedule.expected_cost(case, self.costs)
+            for case in self.cases if case.candidate is not None})
 
     def pytest_runtest_logfinish(self) -> None:
         self.print_build_lines()
