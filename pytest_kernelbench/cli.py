@@ -150,26 +150,42 @@ def below_floors(rows: list[dict], floors: list[tuple[str, float]]) -> list[str]
 
 def compare(before: list[dict], after: list[dict], threshold: float = 0.05) -> tuple[list[str], bool]:
     """Lines on what changed between two runs of the same cases, and whether anything that was
-    correct no longer is (a regression): status changes, and speedups that moved by more than
-    threshold (relative)."""
+    correct no longer is (a regression): first every status change (a verdict that flipped, or
+    a correct case now read `passed` rather than `slower`), then the speedups of the cases whose
+    status held that moved by more than threshold (relative)."""
     old = {resume.record_key(r): r for r in before}
-    lines, regressed = [], False
+    statuses, speedups, regressed = [], [], False
     for record in sorted(after, key=resume.record_key):
         key = resume.record_key(record)
         if key not in old:
             continue
         was, now = old[key], record
-        if bool(was.get("correct")) != bool(now.get("correct")):
-            regressed |= bool(was.get("correct"))
-            what = "now fails" if was.get("correct") else "now passes"
-            lines.append(f"{_name(key)}: {what} ({was.get('status')} -> {now.get('status')}"
-                         + (f": {now.get('error')}" if now.get("error") else "") + ")")
-        elif was.get("speedup") and now.get("speedup"):
-            change = now["speedup"] / was["speedup"] - 1
-            if abs(change) > threshold:
-                lines.append(f"{_name(key)}: speedup {was['speedup']:.3f} -> "
-                             f"{now['speedup']:.3f} ({change:+.1%})")
-    return lines, regressed
+        moved = _speedup_change(was, now)
+        if was.get("status") != now.get("status"):
+            regressed |= bool(was.get("correct")) and not now.get("correct")
+            statuses.append(f"{_name(key)}: {_status_change(was, now)}")
+        elif moved is not None and abs(moved) > threshold:
+            speedups.append(f"{_name(key)}: speedup {was['speedup']:.3f} -> "
+                            f"{now['speedup']:.3f} ({moved:+.1%})")
+    return statuses + speedups, regressed
+
+
+def _speedup_change(was: dict, now: dict) -> float | None:
+    if was.get("speedup") and now.get("speedup"):
+        return now["speedup"] / was["speedup"] - 1
+    return None
+
+
+def _status_change(was: dict, now: dict) -> str:
+    """'now fails (passed -> mismatch: ...)', 'now passes (...)' or, where the case stayed
+    correct or stayed wrong, 'slower -> passed (speedup 0.980 -> 1.040)'."""
+    change = f"{was.get('status')} -> {now.get('status')}"
+    if bool(was.get("correct")) != bool(now.get("correct")):
+        what = "now fails" if was.get("correct") else "now passes"
+        return f"{what} ({change}" + (f": {now['error']}" if now.get("error") else "") + ")"
+    if _speedup_change(was, now) is not None:
+        return f"{change} (speedup {was['speedup']:.3f} -> {now['speedup']:.3f})"
+    return change + (f" ({now['error']})" if now.get("error") else "")
 
 
 def parse_ps(text: str) -> list[float]:
@@ -225,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         except (resume.ResumeError, OSError, ValueError) as exc:
             print(f"kernelbench-report: {exc}", file=sys.stderr)
             return 2
-        print("\n".join(lines) if lines else "no verdict changed, no speedup moved by more "
+        print("\n".join(lines) if lines else "no status changed, no speedup moved by more "
               f"than {args.threshold:.0%}")
         return 1 if regressed and args.fail_on_regression else 0
     try:
