@@ -398,6 +398,10 @@ class KernelBenchRun:
             write(line, yellow=True)
         for line in report.missing_lines(records):
             write(line)
+        if not rows:  # each selected problem is a problem_error: tables would be headers only
+            write(f"kernelbench: {report.unjudged_line(records)}", red=True)
+            self.write_outputs(terminalreporter)
+            return
         for line in report.render_table(rows, self.settings.p).splitlines():
             write(line)
         write(report.GEOMEAN_NOTE)
@@ -411,6 +415,10 @@ class KernelBenchRun:
                                    "'s rules: allclose only, inputs may change, no cheat checks, means")
         for line in report.render_table(upstream_rows, self.settings.p).splitlines():
             write(line)
+        self.write_outputs(terminalreporter)
+
+    def write_outputs(self, terminalreporter) -> None:
+        """Where the report and the plots went."""
         if self.settings.report_path is not None:
             terminalreporter.write_line(f"kernelbench report: {self.settings.report_path}")
         if self.plot_line:

@@ -88,6 +88,15 @@ def problem_lines(records: list[dict]) -> list[str]:
             for message, cases in broken.items()]
 
 
+def unjudged_line(records: list[dict]) -> str:
+    """The line said in place of the fast_p tables when they would have no row: no selected
+    problem could be judged (each is a problem_error), or there were no records at all."""
+    broken = {(r["level"], r["problem_id"]) for r in records if r.get("status") == PROBLEM_ERROR}
+    if not broken:
+        return "no records to summarise"
+    return f"no problem could be judged: {len(broken)} problem_error"
+
+
 def orphan_lines(orphans: list, verbose: bool) -> list[str]:
     """Candidate files that match no problem: counted in one line, each listed under -v."""
     if not orphans:

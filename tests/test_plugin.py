@@ -577,6 +577,24 @@ def test_a_candidate_whose_file_name_names_another_problem_is_warned_about(kb):
     assert "2_ReLU.py is judged" not in result.stdout.str()
 
 
+def test_a_run_whose_every_problem_is_broken_says_so_in_one_line_with_no_empty_table(kb):
+    problems = kb.pytester.path / "problems"
+    shutil.copytree(EXAMPLES / "problems", problems)
+    for broken in (problems / "level1" / "2_ReLU.py", problems / "level2" / "1_Linear_ReLU.py"):
+        broken.write_text(broken.read_text().replace("def get_inputs():", "def get_inputs(:"))
+    result = kb.pytester.runpytest(
+        *kb.plugin_args, f"--kb-problems={problems}", "--kb-report=report.json",
+        f"--kb-candidates={EXAMPLES / 'candidates' / 'good'}", "--kb-trials=1", "--kb-p=0",
+        "--benchmark-max-time=0.001", "-p", "no:cacheprovider", "-k", "ReLU")
+    result.stdout.fnmatch_lines(["*kernelbench: fast_p on cpu*", "error: *2_ReLU.py: Syntax*",
+                                 "error: *1_Linear_ReLU.py: Syntax*",
+                                 "kernelbench: no problem could be judged: 2 problem_error",
+                                 "kernelbench report: *report.json"], consecutive=True)
+    result.stdout.no_fnmatch_line("| set *")
+    result.stdout.no_fnmatch_line("*upstream KernelBench*rules*")
+    assert kb.report()["summary"] == []
+
+
 def test_a_broken_problem_is_the_problem_s_fault_and_said_once(kb):
     problems = kb.pytester.path / "problems"
     shutil.copytree(EXAMPLES / "problems", problems)
