@@ -85,7 +85,7 @@ class KernelBenchRun:
         self.problems = problems
         self.cases = cases
         self.manifest = manifest
-        self.orphans: list[discovery.Candidate] = []  # candidate files that match no problem
+        self.orphans: list[discovery.Unmatched] = []  # candidate files that match no problem
         self.misnamed: list = []  # (candidate, problem) whose file name says another problem
         self.builds: list = []  # extension builds run ahead of the items (builds.Build)
         self.build_pool: Any = None  # builds.BuildPool, building while the items run
@@ -139,8 +139,9 @@ class KernelBenchRun:
             raise pytest.UsageError("--kb-profile: ncu (Nsight Compute) is not on PATH nor in "
                                     "CUDA_HOME/bin")
         run = cls(config, settings, device, problems, discovery.pair(problems, sets), manifest)
-        run.orphans = [c for found in sets.values()
-                       for c in discovery.orphans(all_problems, found, settings.levels)]
+        known = discovery.problem_keys(settings.problems_dir)
+        run.orphans = [orphan for path in settings.candidate_dirs
+                       for orphan in discovery.unmatched(path, sets[path.name], known)]
         run.misnamed = [pair for found in sets.values()
                         for pair in discovery.misnamed(problems, found)]
         if settings.costs_path is not None:

@@ -98,13 +98,15 @@ def unjudged_line(records: list[dict]) -> str:
 
 
 def orphan_lines(orphans: list, verbose: bool) -> list[str]:
-    """Candidate files that match no problem: counted in one line, each listed under -v."""
+    """Candidate files that no problem is judged against (discovery.Unmatched): every one
+    counted in one line with an example, each listed under -v."""
     if not orphans:
         return []
-    lines = [f"warning: {len(orphans)} candidate file(s) match no selected problem and were "
-             "not evaluated" + ("" if verbose else " (-v lists them)")]
+    first = orphans[0]
+    lines = [f"warning: {len(orphans)} candidate file(s) match no problem and were not "
+             f"evaluated, e.g. {first.shown} ({first.why})" + ("" if verbose else " (-v lists them)")]
     if verbose:
-        lines += [f"  {c.path} (level {c.level}, id {c.problem_id})" for c in orphans]
+        lines += [f"  {orphan.shown} ({orphan.why})" for orphan in orphans]
     return lines
 
 

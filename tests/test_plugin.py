@@ -561,13 +561,29 @@ def test_a_problem_file_changed_by_a_candidate_stops_the_run_and_keeps_what_was_
     assert not kb.report()["complete"]
 
 
-def test_candidate_files_that_match_no_problem_are_counted_and_listed_under_v(kb):
-    result = kb.run("stray", args=("-k", "ReLU", "--kb-trials=1", "--kb-p=0"))
-    result.stdout.fnmatch_lines(["warning: 1 candidate file(s) match no selected problem and "
-                                 "were not evaluated (-v lists them)"])
-    assert "42_Typo.py" not in result.stdout.str()
-    result = kb.run("stray", args=("-k", "ReLU", "--kb-trials=1", "--kb-p=0", "-v"))
-    result.stdout.fnmatch_lines(["  *stray/level1/42_Typo.py (level 1, id 42)"])
+def test_every_candidate_file_that_matches_no_problem_is_counted_in_one_line(kb):
+    stray = kb.pytester.path / "stray"
+    shutil.copytree(EXAMPLES / "candidates" / "stray", stray)
+    relu = (stray / "level1" / "2_ReLU.py").read_text()
+    for name in ("level4/1_X.py", "level2/7_Nope.py", "level1/notes.py"):
+        (stray / name).parent.mkdir(exist_ok=True)
+        (stray / name).write_text(relu)
+    argv = [*kb.plugin_args, f"--kb-problems={EXAMPLES / 'problems'}", "--kb-report=report.json",
+            "--benchmark-max-time=0.001", "-p", "no:cacheprovider", f"--kb-candidates={stray}",
+            "--kb-level=1", "-k", "ReLU", "--kb-trials=1", "--kb-p=0"]
+    result = kb.pytester.runpytest(*argv)
+    # A level the problems folder lacks, an id no problem has in a level the run left out, a
+    # name with no id: all counted, one named.
+    result.stdout.fnmatch_lines(["warning: 4 candidate file(s) match no problem and were not "
+                                 "evaluated, e.g. stray/level1/42_Typo.py (no problem 42 in "
+                                 "level1/) (-v lists them)"])
+    assert "1_X.py" not in result.stdout.str()
+    result = kb.pytester.runpytest(*argv, "-v")
+    result.stdout.fnmatch_lines(["  stray/level1/42_Typo.py (no problem 42 in level1/)",
+                                 "  stray/level1/notes.py (its name or folder gives no level and id)",
+                                 "  stray/level2/7_Nope.py (no problem 7 in level2/)",
+                                 "  stray/level4/1_X.py (no level4/ among the problems)"],
+                                consecutive=True)
 
 
 def test_a_candidate_whose_file_name_names_another_problem_is_warned_about(kb):
