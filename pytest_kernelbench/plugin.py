@@ -94,6 +94,7 @@ class KernelBenchRun:
         # The records an earlier run left that still stand for their case (--kb-resume);
         # those cases do not run again.
         self.resumed: dict[tuple, dict] = {}
+        self.resume_read = 0  # how many records the --kb-resume file held
         self.results = RunResults(settings, device, {}, len(STAGES) - 1)
         # The cases the run covers and their items still to report, once collected.
         self.progress: progress.Progress | None = None
@@ -156,6 +157,7 @@ class KernelBenchRun:
             except resume.ResumeError as exc:
                 raise pytest.UsageError(f"--kb-resume: {exc}") from None
             run.resumed = resume.reusable(earlier, run.fingerprints)
+            run.resume_read = len(earlier)
             run.results.resume(run.resumed)
         run.results.fingerprints = run.fingerprints
         return run
@@ -229,6 +231,16 @@ class KernelBenchRun:
         for case in self.progress.missing:
             self.results.add(progress.missing_record(case), self.results.final_stage)
 
+    def say_resumed(self) -> None:
+        """Once the cases are known: what --kb-resume reused, and how many cases still run."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.settings.resume_path is None or self.progress is None or reporter is None \
+                or self.config.get_verbosity() < -1:
+            return
+        running = sum(case.candidate is not None for case in self.progress.cases)
+        reporter.write_line(resume.reuse_line(len(self.resumed), self.resume_read,
+                                              self.settings.resume_path, running))
+
     def settle_progress(self) -> None:
         """How many selected cases the run did not settle, and the command that finishes it."""
         if self.progress is None:  # stopped before its items were collected
@@ -259,6 +271,7 @@ class KernelBenchRun:
         # xdist's controller collects nothing itself: every worker sends the same ids.
         if self.progress is None:
             self.select(list(ids))
+            self.say_resumed()
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
@@ -345,6 +358,7 @@ class KernelBenchRun:
             return
         if xdist_worker(self.config) is None:  # the process that writes the report
             self.select([item.nodeid for item in session.items])
+            self.say_resumed()
         cases = [item.callspec.params["kb_case"] for item in session.items  # type: ignore[attr-defined]
                  if hasattr(item, "callspec") and "kb_case" in item.callspec.params]
         self.builds, self.build_pool = prebuild(self.config, self.settings, self.device,

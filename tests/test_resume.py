@@ -53,6 +53,7 @@ def test_an_interrupted_run_resumed_gives_the_report_of_an_uninterrupted_one(kb)
         handle.write('{"stage": 2, "record": {"candidate_s')  # cut off mid-line by the crash
     result = kb.run("good", args=(*FAST, f"--kb-resume={stream}"))
     result.stdout.fnmatch_lines(["*3 deselected*"])  # the Scale case's three items
+    result.stdout.fnmatch_lines([f"kernelbench: reused 1 of 1 records from {stream}; running 2"])
     records = {resume.record_key(r): r for r in kb.report()["results"]}
     assert statuses(records.values()) == uninterrupted
     assert records[("good", 1, 1, "s0")]["candidate_time"] == scale["candidate_time"]
@@ -91,9 +92,11 @@ def test_a_record_is_not_reused_once_its_candidate_changed(kb):
     result = kb.pytester.runpytest(*argv, f"--kb-resume={first}")
     result.assert_outcomes(passed=3, deselected=6)
     result.stdout.fnmatch_lines(["level1/2_ReLU ...*"])
+    result.stdout.fnmatch_lines([f"kernelbench: reused 1 of 2 records from {first}; running 1"])
     # Other verdict settings: nothing is reused.
     result = kb.pytester.runpytest(*argv, f"--kb-resume={first}", "--kb-trials=2")
     result.assert_outcomes(passed=6, deselected=3)
+    result.stdout.fnmatch_lines([f"kernelbench: reused 0 of 2 records from {first}; running 2"])
 
 
 def test_merging_reports_made_with_other_settings_is_refused(kb, capsys):
