@@ -181,6 +181,29 @@ def test_a_run_stopped_part_way_counts_every_selected_case_and_says_how_to_finis
     assert {r["status"] for r in kb.report()["results"]} == {"slower", "missing"}
 
 
+def test_a_case_the_run_stopped_in_between_stages_is_not_run_and_not_correct(kb):
+    # The run stops after ReLU's compile item, before its correctness (and the other cases).
+    kb.pytester.makepyfile(stop_after_compile="""
+        def pytest_runtest_teardown(item):
+            if item.nodeid == "level1/2_ReLU::test_compile[good-s0]":
+                item.session.shouldstop = "stopped between two stages"
+    """)
+    kb.pytester.syspathinsert()
+    result = kb.run("good", args=("--kb-trials=1", "--kb-p=0", "-k", "not Scale",
+                                  "-p", "stop_after_compile"))
+    result.assert_outcomes(passed=1, deselected=3)
+    document = kb.report()
+    relu = kb.records()[("good", 2, "s0")]
+    assert (relu["status"], relu["compiled"], relu["correct"]) == ("not_run", True, False)
+    assert relu["error"] == "the run stopped in this case: it compiled and was not judged"
+    assert {r["status"] for r in document["results"]} == {"not_run"}
+    assert not document["complete"] and document["cases_not_run"] == 2
+    rows = {row["level"]: row for row in document["summary"]}
+    assert (rows[1]["problems"], rows[1]["compiled"], rows[1]["correct"]) == (1, 1, 0)
+    result.stdout.fnmatch_lines(["kernelbench: partial run: 2 selected case(s) did not run to "
+                                 "the end, and count as not correct*"])
+
+
 BROKEN = {
     "syntax_error": ("test_compile", "syntax_error", "SyntaxError"),
     "import_error": ("test_compile", "import_error",
@@ -701,8 +724,10 @@ def test_an_interrupted_run_ends_with_its_summary_and_report(kb, workers):
                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     stream = kb.pytester.path / "report.jsonl"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and '"stage": 2' not in \
-            (stream.read_text() if stream.exists() else ""):
+    # The Scale case timed (the missing case's record, streamed at once, says stage 2 too).
+    while time.monotonic() < deadline and not any(
+            '"stage": 2' in line and '"status": "passed"' in line
+            for line in (stream.read_text() if stream.exists() else "").splitlines()):
         time.sleep(0.5)
     time.sleep(3)  # the hanging case is in its trials by now
     os.killpg(run.pid, signal.SIGINT)
@@ -716,3 +741,4 @@ def test_an_interrupted_run_ends_with_its_summary_and_report(kb, workers):
     assert not document["complete"] and document["cases_not_run"] == 1
     status = {r["problem_id"]: r["status"] for r in document["results"]}
     assert status[1] == "passed" and status[3] == "missing"  # what was measured is kept
+    assert status[2] == "not_run"  # stopped inside its correctness trials: no status null
