@@ -216,6 +216,83 @@ def _status_change(was: dict, now: dict) -> str:
     return change + (f" ({now['error']})" if now.get("error") else "")
 
 
+@dataclass(frozen=True)
+class Summary:
+    """What `summary` prints: lines above the table, its rows and thresholds, lines under it."""
+
+    rows: list[scoring.SetSummary]
+    ps: list[float]
+    notes: list[str]
+    at_k: list[str]
+    records: list[dict]
+
+
+def runs_of_their_own(loaded: list[Loaded]) -> bool:
+    """Whether two of the reports hold different records of one case: they are runs of their
+    own, not shards of one run. A record both hold alike is one that a resumed run carried
+    over; a case one of them never ran (`not_run`) says nothing."""
+    seen: dict[tuple, str] = {}
+    for _, _, records in loaded:
+        mine: dict[tuple, str] = {}
+        for record in records:
+            if record.get("status") == faults.NOT_RUN:
+                continue
+            key = resume.record_key(record)
+            mine[key] = json.dumps(record, sort_keys=True, default=str)
+            if seen.get(key, mine[key]) != mine[key]:
+                return True
+        seen.update(mine)
+    return False
+
+
+def side_by_side(loaded: list[Loaded], ps: list[float] | None) -> Summary:
+    """Each report summarised on its own, its rows labelled by its file, a set's rows of every
+    report next to each other.
+
+    Two runs of the same candidate set are not an error to refuse: comparing them (one run
+    against its rerun, before and after a change of machine or driver) is why one passes them
+    together, and their rows side by side show how far the runs agree at a glance, where a
+    message naming one case that differs would leave the user with nothing to read.
+    `compare` lists the cases that differ."""
+    names = [path.name for path, _, _ in loaded]
+    labels = names if len(set(names)) == len(names) else [str(path) for path, _, _ in loaded]
+    run_ps = [float((head.get("config") or {}).get("p", 1.0)) for _, head, _ in loaded]
+    ps = ps if ps is not None else sorted({x for p in run_ps for x in report.summary_ps(p)})
+    placed, at_k, records = [], [], []
+    for index, ((_, _, mine), label, p) in enumerate(zip(loaded, labels, run_ps)):
+        labelled = [{**record, "candidate_set": f"{record['candidate_set']} ({label})"}
+                    for record in merge_loaded([loaded[index]])["results"]]
+        records += labelled
+        rows = scoring.summarize(labelled, ps, p)
+        at_k += report.at_k_lines(rows, p)
+        own_set = {f"{r['candidate_set']} ({label})": r["candidate_set"] for r in mine}
+        placed += [((own_set[row.candidate_set], row.level, index), row) for row in rows]
+    order = list(dict.fromkeys(where[0] for where, _ in placed))
+    placed.sort(key=lambda item: (order.index(item[0][0]), item[0][1], item[0][2]))
+    note = (f"{', '.join(labels)}: runs of their own (they differ on a case they share), "
+            "summarised side by side, not merged")
+    return Summary([row for _, row in placed], ps, [note], at_k, records)
+
+
+def print_summary(summary: Summary, floors: list[tuple[str, float]]) -> int:
+    for line in summary.notes:
+        print(line)
+    if not summary.rows:  # every case's problem could not be judged: no table to show
+        print(f"kernelbench-report: {report.unjudged_line(summary.records)}")
+        return 1 if floors else 0
+    print(report.render_table(summary.rows, 1.0, summary.ps))
+    for line in summary.at_k:
+        print(line)
+    try:
+        low = below_floors(report.summary_rows(summary.rows), floors)
+    except ValueError as exc:
+        print(f"kernelbench-report: --fail-under: {exc}", file=sys.stderr)
+        return 2
+    for line in low:
+        print(f"below the floor: {line}")
+    return 1 if low else 0
+
+
 def parse_ps(text: str) -> list[float]:
     try:
         return sorted({float(part) for part in text.split(",") if part.strip()})
@@ -301,83 +378,6 @@ def main(argv: list[str] | None = None) -> int:
     rows = scoring.summarize(merged["results"], ps, p)
     return print_summary(Summary(rows, ps, [], report.at_k_lines(rows, p), merged["results"]),
                          args.fail_under)
-
-
-@dataclass(frozen=True)
-class Summary:
-    """What `summary` prints: lines above the table, its rows and thresholds, lines under it."""
-
-    rows: list[scoring.SetSummary]
-    ps: list[float]
-    notes: list[str]
-    at_k: list[str]
-    records: list[dict]
-
-
-def runs_of_their_own(loaded: list[Loaded]) -> bool:
-    """Whether two of the reports hold different records of one case: they are runs of their
-    own, not shards of one run. A record both hold alike is one that a resumed run carried
-    over; a case one of them never ran (`not_run`) says nothing."""
-    seen: dict[tuple, str] = {}
-    for _, _, records in loaded:
-        mine: dict[tuple, str] = {}
-        for record in records:
-            if record.get("status") == faults.NOT_RUN:
-                continue
-            key = resume.record_key(record)
-            mine[key] = json.dumps(record, sort_keys=True, default=str)
-            if seen.get(key, mine[key]) != mine[key]:
-                return True
-        seen.update(mine)
-    return False
-
-
-def side_by_side(loaded: list[Loaded], ps: list[float] | None) -> Summary:
-    """Each report summarised on its own, its rows labelled by its file, a set's rows of every
-    report next to each other.
-
-    Two runs of the same candidate set are not an error to refuse: comparing them (one run
-    against its rerun, before and after a change of machine or driver) is why one passes them
-    together, and their rows side by side show how far the runs agree at a glance, where a
-    message naming one case that differs would leave the user with nothing to read.
-    `compare` lists the cases that differ."""
-    names = [path.name for path, _, _ in loaded]
-    labels = names if len(set(names)) == len(names) else [str(path) for path, _, _ in loaded]
-    run_ps = [float((head.get("config") or {}).get("p", 1.0)) for _, head, _ in loaded]
-    ps = ps if ps is not None else sorted({x for p in run_ps for x in report.summary_ps(p)})
-    placed, at_k, records = [], [], []
-    for index, ((_, _, mine), label, p) in enumerate(zip(loaded, labels, run_ps)):
-        labelled = [{**record, "candidate_set": f"{record['candidate_set']} ({label})"}
-                    for record in merge_loaded([loaded[index]])["results"]]
-        records += labelled
-        rows = scoring.summarize(labelled, ps, p)
-        at_k += report.at_k_lines(rows, p)
-        set_of = {f"{r['candidate_set']} ({label})": r["candidate_set"] for r in mine}
-        placed += [((set_of[row.candidate_set], row.level, index), row) for row in rows]
-    order = list(dict.fromkeys(where[0] for where, _ in placed))
-    placed.sort(key=lambda item: (order.index(item[0][0]), item[0][1], item[0][2]))
-    note = (f"{', '.join(labels)}: runs of their own (they differ on a case they share), "
-            "summarised side by side, not merged")
-    return Summary([row for _, row in placed], ps, [note], at_k, records)
-
-
-def print_summary(summary: Summary, floors: list[tuple[str, float]]) -> int:
-    for line in summary.notes:
-        print(line)
-    if not summary.rows:  # every case's problem could not be judged: no table to show
-        print(f"kernelbench-report: {report.unjudged_line(summary.records)}")
-        return 1 if floors else 0
-    print(report.render_table(summary.rows, 1.0, summary.ps))
-    for line in summary.at_k:
-        print(line)
-    try:
-        low = below_floors(report.summary_rows(summary.rows), floors)
-    except ValueError as exc:
-        print(f"kernelbench-report: --fail-under: {exc}", file=sys.stderr)
-        return 2
-    for line in low:
-        print(f"below the floor: {line}")
-    return 1 if low else 0
 
 
 if __name__ == "__main__":
