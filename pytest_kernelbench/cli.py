@@ -10,7 +10,8 @@ records settle (`.jsonl`, all that is left of a run that died), or upstream Kern
 `eval_results.json` (with `--upstream-level N` and, for speedups, `--upstream-baseline FILE`).
 `merge` joins the reports of the shards of one run (`--kb-shard=I/N`) into one report with the
 same summary an unsharded run gives; it refuses reports made with other verdict settings, or
-that disagree on a case.
+that disagree on a case. `summary` merges the same way, but reports that are runs of their own
+(two runs of one set) are summarised side by side, each row labelled by its file.
 """
 
 from __future__ import annotations
@@ -71,14 +72,22 @@ def _upstream_records(path: Path, document: dict, files: UpstreamFiles) -> list[
         raise ValueError(f"--upstream-baseline {files.baseline}: {exc}") from None
 
 
+Loaded = tuple[Path, dict, list[dict]]  # a report's path, its head and its records
+
+
 def merge(paths: list[Path], files: UpstreamFiles = UpstreamFiles()) -> dict:
     """One report from several shards' reports (see the module docstring)."""
+    return merge_loaded([(path, *load(path, files)) for path in paths])
+
+
+def merge_loaded(loaded: list[Loaded]) -> dict:
+    """merge, of reports already read."""
     head: dict = {}
     by_key: dict[tuple, tuple[Path, dict]] = {}
     settings: dict[str, Path] = {}
     builds: list = []
-    for path in paths:
-        document, records = load(path, files)
+    paths = [path for path, _, _ in loaded]
+    for path, document, records in loaded:
         head = head or document
         builds += document.get("builds") or []
         for record in records:
@@ -91,8 +100,7 @@ def merge(paths: list[Path], files: UpstreamFiles = UpstreamFiles()) -> dict:
             if key in by_key and by_key[key][1].get("status") == faults.NOT_RUN:
                 del by_key[key]
             if key in by_key and _verdict(by_key[key][1]) != _verdict(record):
-                raise MergeError(f"{by_key[key][0]} and {path} disagree on {_name(key)}: "
-                                 f"{_verdict(by_key[key][1])} against {_verdict(record)}")
+                raise MergeError(_disagreement(key, by_key[key], (path, record)))
             by_key.setdefault(key, (path, record))
     if len(settings) > 1:
         first, second = list(settings.values())[:2]
@@ -120,6 +128,26 @@ def merge(paths: list[Path], files: UpstreamFiles = UpstreamFiles()) -> dict:
 
 def _verdict(record: dict) -> tuple:
     return (record.get("status"), record.get("fingerprint"))
+
+
+# What each part of a record's fingerprint (resume.fingerprint) is made from.
+_FINGERPRINT_PARTS = {"candidate": "candidate files", "problem": "problem files",
+                      "settings": "verdict settings"}
+
+
+def _disagreement(key: tuple, first: tuple[Path, dict], second: tuple[Path, dict]) -> str:
+    """One line on two reports' records of one case that differ, in words: the two statuses,
+    or what the records were made from (never the digests themselves)."""
+    (first_path, a), (second_path, b) = first, second
+    if a.get("status") != b.get("status"):
+        how = f"{a.get('status')} in {first_path.name}, {b.get('status')} in {second_path.name}"
+    else:
+        prints = [r.get("fingerprint") or {} for r in (a, b)]
+        parts = [words for part, words in _FINGERPRINT_PARTS.items()
+                 if prints[0].get(part) != prints[1].get(part)]
+        how = f"{a.get('status')} in both, from different {' and '.join(parts) or 'runs'}"
+    return (f"{first_path} and {second_path} disagree on {_name(key)} ({how}): they are two "
+            "runs, not shards of one; `compare` lists what changed")
 
 
 def _name(key: tuple) -> str:
@@ -150,26 +178,119 @@ def below_floors(rows: list[dict], floors: list[tuple[str, float]]) -> list[str]
 
 def compare(before: list[dict], after: list[dict], threshold: float = 0.05) -> tuple[list[str], bool]:
     """Lines on what changed between two runs of the same cases, and whether anything that was
-    correct no longer is (a regression): status changes, and speedups that moved by more than
-    threshold (relative)."""
+    correct no longer is (a regression): first every status change (a verdict that flipped, or
+    a correct case now read `passed` rather than `slower`), then the speedups of the cases whose
+    status held that moved by more than threshold (relative)."""
     old = {resume.record_key(r): r for r in before}
-    lines, regressed = [], False
+    statuses, speedups, regressed = [], [], False
     for record in sorted(after, key=resume.record_key):
         key = resume.record_key(record)
         if key not in old:
             continue
         was, now = old[key], record
-        if bool(was.get("correct")) != bool(now.get("correct")):
-            regressed |= bool(was.get("correct"))
-            what = "now fails" if was.get("correct") else "now passes"
-            lines.append(f"{_name(key)}: {what} ({was.get('status')} -> {now.get('status')}"
-                         + (f": {now.get('error')}" if now.get("error") else "") + ")")
-        elif was.get("speedup") and now.get("speedup"):
-            change = now["speedup"] / was["speedup"] - 1
-            if abs(change) > threshold:
-                lines.append(f"{_name(key)}: speedup {was['speedup']:.3f} -> "
-                             f"{now['speedup']:.3f} ({change:+.1%})")
-    return lines, regressed
+        moved = _speedup_change(was, now)
+        if was.get("status") != now.get("status"):
+            regressed |= bool(was.get("correct")) and not now.get("correct")
+            statuses.append(f"{_name(key)}: {_status_change(was, now)}")
+        elif moved is not None and abs(moved) > threshold:
+            speedups.append(f"{_name(key)}: speedup {was['speedup']:.3f} -> "
+                            f"{now['speedup']:.3f} ({moved:+.1%})")
+    return statuses + speedups, regressed
+
+
+def _speedup_change(was: dict, now: dict) -> float | None:
+    if was.get("speedup") and now.get("speedup"):
+        return now["speedup"] / was["speedup"] - 1
+    return None
+
+
+def _status_change(was: dict, now: dict) -> str:
+    """'now fails (passed -> mismatch: ...)', 'now passes (...)' or, where the case stayed
+    correct or stayed wrong, 'slower -> passed (speedup 0.980 -> 1.040)'."""
+    change = f"{was.get('status')} -> {now.get('status')}"
+    if bool(was.get("correct")) != bool(now.get("correct")):
+        what = "now fails" if was.get("correct") else "now passes"
+        return f"{what} ({change}" + (f": {now['error']}" if now.get("error") else "") + ")"
+    if _speedup_change(was, now) is not None:
+        return f"{change} (speedup {was['speedup']:.3f} -> {now['speedup']:.3f})"
+    return change + (f" ({now['error']})" if now.get("error") else "")
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What `summary` prints: lines above the table, its rows and thresholds, lines under it."""
+
+    rows: list[scoring.SetSummary]
+    ps: list[float]
+    notes: list[str]
+    at_k: list[str]
+    records: list[dict]
+
+
+def runs_of_their_own(loaded: list[Loaded]) -> bool:
+    """Whether two of the reports hold different records of one case: they are runs of their
+    own, not shards of one run. A record both hold alike is one that a resumed run carried
+    over; a case one of them never ran (`not_run`) says nothing."""
+    seen: dict[tuple, str] = {}
+    for _, _, records in loaded:
+        mine: dict[tuple, str] = {}
+        for record in records:
+            if record.get("status") == faults.NOT_RUN:
+                continue
+            key = resume.record_key(record)
+            mine[key] = json.dumps(record, sort_keys=True, default=str)
+            if seen.get(key, mine[key]) != mine[key]:
+                return True
+        seen.update(mine)
+    return False
+
+
+def side_by_side(loaded: list[Loaded], ps: list[float] | None) -> Summary:
+    """Each report summarised on its own, its rows labelled by its file, a set's rows of every
+    report next to each other.
+
+    Two runs of the same candidate set are not an error to refuse: comparing them (one run
+    against its rerun, before and after a change of machine or driver) is why one passes them
+    together, and their rows side by side show how far the runs agree at a glance, where a
+    message naming one case that differs would leave the user with nothing to read.
+    `compare` lists the cases that differ."""
+    names = [path.name for path, _, _ in loaded]
+    labels = names if len(set(names)) == len(names) else [str(path) for path, _, _ in loaded]
+    run_ps = [float((head.get("config") or {}).get("p", 1.0)) for _, head, _ in loaded]
+    ps = ps if ps is not None else sorted({x for p in run_ps for x in report.summary_ps(p)})
+    placed, at_k, records = [], [], []
+    for index, ((_, _, mine), label, p) in enumerate(zip(loaded, labels, run_ps)):
+        labelled = [{**record, "candidate_set": f"{record['candidate_set']} ({label})"}
+                    for record in merge_loaded([loaded[index]])["results"]]
+        records += labelled
+        rows = scoring.summarize(labelled, ps, p)
+        at_k += report.at_k_lines(rows, p)
+        own_set = {f"{r['candidate_set']} ({label})": r["candidate_set"] for r in mine}
+        placed += [((own_set[row.candidate_set], row.level, index), row) for row in rows]
+    order = list(dict.fromkeys(where[0] for where, _ in placed))
+    placed.sort(key=lambda item: (order.index(item[0][0]), item[0][1], item[0][2]))
+    note = (f"{', '.join(labels)}: runs of their own (they differ on a case they share), "
+            "summarised side by side, not merged")
+    return Summary([row for _, row in placed], ps, [note], at_k, records)
+
+
+def print_summary(summary: Summary, floors: list[tuple[str, float]]) -> int:
+    for line in summary.notes:
+        print(line)
+    if not summary.rows:  # every case's problem could not be judged: no table to show
+        print(f"kernelbench-report: {report.unjudged_line(summary.records)}")
+        return 1 if floors else 0
+    print(report.render_table(summary.rows, 1.0, summary.ps))
+    for line in summary.at_k:
+        print(line)
+    try:
+        low = below_floors(report.summary_rows(summary.rows), floors)
+    except ValueError as exc:
+        print(f"kernelbench-report: --fail-under: {exc}", file=sys.stderr)
+        return 2
+    for line in low:
+        print(f"below the floor: {line}")
+    return 1 if low else 0
 
 
 def parse_ps(text: str) -> list[float]:
@@ -225,11 +346,14 @@ def main(argv: list[str] | None = None) -> int:
         except (resume.ResumeError, OSError, ValueError) as exc:
             print(f"kernelbench-report: {exc}", file=sys.stderr)
             return 2
-        print("\n".join(lines) if lines else "no verdict changed, no speedup moved by more "
+        print("\n".join(lines) if lines else "no status changed, no speedup moved by more "
               f"than {args.threshold:.0%}")
         return 1 if regressed and args.fail_on_regression else 0
     try:
-        merged = merge(args.reports, files)
+        loaded = [(path, *load(path, files)) for path in args.reports]
+        if args.command == "summary" and runs_of_their_own(loaded):
+            return print_summary(side_by_side(loaded, args.p), args.fail_under)
+        merged = merge_loaded(loaded)
     except (MergeError, resume.ResumeError, OSError, ValueError) as exc:
         print(f"kernelbench-report: {exc}", file=sys.stderr)
         return 2
@@ -251,19 +375,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     p = float(merged["config"].get("p", 1.0))
     ps = args.p if args.p is not None else report.summary_ps(p)
-    records = merged["results"]
-    rows = scoring.summarize(records, ps, p)
-    print(report.render_table(rows, p, ps))
-    for line in report.at_k_lines(rows, p):
-        print(line)
-    try:
-        low = below_floors(report.summary_rows(rows), args.fail_under)
-    except ValueError as exc:
-        print(f"kernelbench-report: --fail-under: {exc}", file=sys.stderr)
-        return 2
-    for line in low:
-        print(f"below the floor: {line}")
-    return 1 if low else 0
+    rows = scoring.summarize(merged["results"], ps, p)
+    return print_summary(Summary(rows, ps, [], report.at_k_lines(rows, p), merged["results"]),
+                         args.fail_under)
 
 
 if __name__ == "__main__":

@@ -151,10 +151,54 @@ def _plain(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def orphans(problems: list[Problem], candidates: list[Candidate],
-            levels: Iterable[int]) -> list[Candidate]:
-    """Candidates of the selected levels that match no problem (likely a typo in a file name)."""
-    known = {(p.level, p.problem_id) for p in problems}
-    wanted = set(levels)
-    return [c for c in candidates
-            if c.level in wanted and (c.level, c.problem_id) not in known]
+@dataclass(frozen=True, order=True)
+class Unmatched:
+    """A file of a candidate set that no problem is judged against, and why."""
+
+    shown: str  # the path from the set's parent folder: `my_set/level4/1_X.py`
+    why: str
+    path: Path
+
+
+# The levels a run can select (options.parse_levels); a candidate of another level never runs.
+SELECTABLE_LEVELS = (1, 2, 3)
+
+
+def problem_keys(root: Path) -> set[tuple[int, int]]:
+    """(level, id) of every problem file under root in a level a run can select, whatever the
+    run selects."""
+    keys = set()
+    for level in SELECTABLE_LEVELS:
+        for path in (root / f"level{level}").glob("*.py"):
+            if match := PROBLEM_FILE.match(path.name):
+                keys.add((level, int(match["id"])))
+    return keys
+
+
+def unmatched(root: Path, candidates: list[Candidate],
+              problems: set[tuple[int, int]]) -> list[Unmatched]:
+    """Every Python file of the set at root that is judged against no problem of the problems
+    folder, at any level: a candidate whose level or id it lacks (a typo, or `level4/`), and a
+    file whose name or place reads as no candidate at all (`level1/ReLU.py`). Candidates of
+    problems the run leaves out (--kb-level, --kb-tags, -k) match their problem: not here."""
+    levels = {level for level, _ in problems}
+    found = []
+    for candidate in candidates:
+        if (candidate.level, candidate.problem_id) in problems:
+            continue
+        why = f"no problem {candidate.problem_id} in level{candidate.level}/" \
+            if candidate.level in levels else f"no level{candidate.level}/ among the problems"
+        found.append(Unmatched(_shown(root, candidate.path), why, candidate.path))
+    read = {candidate.path for candidate in candidates}
+    for path in root.rglob("*.py"):
+        inside = path.relative_to(root).parts
+        if path in read or path.name == "__init__.py" \
+                or any(part.startswith(".") or part == "__pycache__" for part in inside):
+            continue
+        found.append(Unmatched(_shown(root, path), "its name or folder gives no level and id",
+                               path))
+    return sorted(found)
+
+
+def _shown(root: Path, path: Path) -> str:
+    return str(Path(root.name) / path.relative_to(root))

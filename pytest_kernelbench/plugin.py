@@ -86,7 +86,7 @@ class KernelBenchRun:
         self.problems = problems
         self.cases = cases
         self.manifest = manifest
-        self.orphans: list[discovery.Candidate] = []  # candidate files that match no problem
+        self.orphans: list[discovery.Unmatched] = []  # candidate files that match no problem
         self.misnamed: list = []  # (candidate, problem) whose file name says another problem
         self.builds: list = []  # extension builds run ahead of the items (builds.Build)
         self.build_pool: Any = None  # builds.BuildPool, building while the items run
@@ -95,6 +95,7 @@ class KernelBenchRun:
         # The records an earlier run left that still stand for their case (--kb-resume);
         # those cases do not run again.
         self.resumed: dict[tuple, dict] = {}
+        self.resume_read = 0  # how many records the --kb-resume file held
         self.results = RunResults(settings, device, {}, len(STAGES) - 1)
         # The cases the run covers and their items still to report, once collected.
         self.progress: progress.Progress | None = None
@@ -140,8 +141,9 @@ class KernelBenchRun:
             raise pytest.UsageError("--kb-profile: ncu (Nsight Compute) is not on PATH nor in "
                                     "CUDA_HOME/bin")
         run = cls(config, settings, device, problems, discovery.pair(problems, sets), manifest)
-        run.orphans = [c for found in sets.values()
-                       for c in discovery.orphans(all_problems, found, settings.levels)]
+        known = discovery.problem_keys(settings.problems_dir)
+        run.orphans = [orphan for path in settings.candidate_dirs
+                       for orphan in discovery.unmatched(path, sets[path.name], known)]
         run.misnamed = [pair for found in sets.values()
                         for pair in discovery.misnamed(problems, found)]
         if settings.costs_path is not None:
@@ -156,6 +158,7 @@ class KernelBenchRun:
             except resume.ResumeError as exc:
                 raise pytest.UsageError(f"--kb-resume: {exc}") from None
             run.resumed = resume.reusable(earlier, run.fingerprints)
+            run.resume_read = len(earlier)
             run.results.resume(run.resumed)
         run.results.fingerprints = run.fingerprints
         return run
@@ -233,6 +236,16 @@ class KernelBenchRun:
         for case in self.progress.missing:
             self.results.add(progress.missing_record(case), self.results.final_stage)
 
+    def say_resumed(self) -> None:
+        """Once the cases are known: what --kb-resume reused, and how many cases still run."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.settings.resume_path is None or self.progress is None or reporter is None \
+                or self.config.get_verbosity() < -1:
+            return
+        running = sum(case.candidate is not None for case in self.progress.cases)
+        reporter.write_line(resume.reuse_line(len(self.resumed), self.resume_read,
+                                              self.settings.resume_path, running))
+
     def settle_progress(self) -> None:
         """How many selected cases the run did not settle, and the command that finishes it."""
         if self.progress is None:  # stopped before its items were collected
@@ -263,6 +276,7 @@ class KernelBenchRun:
         # xdist's controller collects nothing itself: every worker sends the same ids.
         if self.progress is None:
             self.select(list(ids))
+            self.say_resumed()
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
@@ -349,6 +363,7 @@ class KernelBenchRun:
             return
         if xdist_worker(self.config) is None:  # the process that writes the report
             self.select([item.nodeid for item in session.items])
+            self.say_resumed()
         cases = [item.callspec.params["kb_case"] for item in session.items  # type: ignore[attr-defined]
                  if hasattr(item, "callspec") and "kb_case" in item.callspec.params]
         self.builds, self.build_pool = prebuild(self.config, self.settings, self.device,
@@ -403,6 +418,10 @@ class KernelBenchRun:
             write(line, yellow=True)
         for line in report.missing_lines(records):
             write(line)
+        if not rows:  # each selected problem is a problem_error: tables would be headers only
+            write(f"kernelbench: {report.unjudged_line(records)}", red=True)
+            self.write_outputs(terminalreporter)
+            return
         for line in report.render_table(rows, self.settings.p).splitlines():
             write(line)
         write(report.GEOMEAN_NOTE)
@@ -416,6 +435,10 @@ class KernelBenchRun:
                                    "'s rules: allclose only, inputs may change, no cheat checks, means")
         for line in report.render_table(upstream_rows, self.settings.p).splitlines():
             write(line)
+        self.write_outputs(terminalreporter)
+
+    def write_outputs(self, terminalreporter) -> None:
+        """Where the report and the plots went."""
         if self.settings.report_path is not None:
             terminalreporter.write_line(f"kernelbench report: {self.settings.report_path}")
         if self.plot_line:

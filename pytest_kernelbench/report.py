@@ -88,14 +88,25 @@ def problem_lines(records: list[dict]) -> list[str]:
             for message, cases in broken.items()]
 
 
+def unjudged_line(records: list[dict]) -> str:
+    """The line said in place of the fast_p tables when they would have no row: no selected
+    problem could be judged (each is a problem_error), or there were no records at all."""
+    broken = {(r["level"], r["problem_id"]) for r in records if r.get("status") == PROBLEM_ERROR}
+    if not broken:
+        return "no records to summarise"
+    return f"no problem could be judged: {len(broken)} problem_error"
+
+
 def orphan_lines(orphans: list, verbose: bool) -> list[str]:
-    """Candidate files that match no problem: counted in one line, each listed under -v."""
+    """Candidate files that no problem is judged against (discovery.Unmatched): every one
+    counted in one line with an example, each listed under -v."""
     if not orphans:
         return []
-    lines = [f"warning: {len(orphans)} candidate file(s) match no selected problem and were "
-             "not evaluated" + ("" if verbose else " (-v lists them)")]
+    first = orphans[0]
+    lines = [f"warning: {len(orphans)} candidate file(s) match no problem and were not "
+             f"evaluated, e.g. {first.shown} ({first.why})" + ("" if verbose else " (-v lists them)")]
     if verbose:
-        lines += [f"  {c.path} (level {c.level}, id {c.problem_id})" for c in orphans]
+        lines += [f"  {orphan.shown} ({orphan.why})" for orphan in orphans]
     return lines
 
 

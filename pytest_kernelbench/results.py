@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from pytest_kernelbench import feedback, report, resume, scoring, upstream
+from pytest_kernelbench import faults, feedback, report, resume, scoring, upstream
 from pytest_kernelbench.options import Settings
 
 # Every xdist worker plans every build; the one that ran it says more than those that found it
@@ -69,9 +69,12 @@ class RunResults:
     def stopped_before(self, records: dict[tuple, dict], unfinished: int,
                        resume_command: str | None) -> None:
         """The run did not settle `unfinished` of its cases; records: placeholders (status
-        not_run) for those of them that have no record at all."""
+        not_run) for each of them. One the run stopped in, between or inside its stages, keeps
+        its own record, with no verdict it did not reach (cut_off)."""
         self.not_run = {key: record for key, record in records.items()
                         if key not in self.records}
+        for key in records.keys() & self.records.keys():
+            self.records[key] = cut_off(self.records[key])
         self.unfinished = unfinished
         self.resume_command = resume_command
 
@@ -147,6 +150,27 @@ class RunResults:
     def close(self) -> None:
         if self.stream is not None:
             self.stream.close()
+
+
+def cut_off(record: dict) -> dict:
+    """The record of a case the run stopped in, between or inside its stages. A stage that
+    failed keeps its verdict: the later ones would only have been skipped. Without one (it
+    compiled and was not judged, or was judged and not timed) the case is `not_run`, as one the
+    run never started is: the same status for every case the run did not finish, so the
+    report's `cases_not_run`, a merge and a resume treat them alike. What its stages measured
+    stays; it counts as not correct, under upstream's rules too, and `error` says how far it
+    got."""
+    status = record.get("status")
+    if status not in (None, faults.PASSED):
+        return record
+    reached = ("passed correctness and was not timed" if status == faults.PASSED
+               else "compiled and was not judged" if record.get("compiled")
+               else "was not compiled")
+    upstream_verdict = record.get("upstream")
+    if upstream_verdict:
+        upstream_verdict = {**upstream_verdict, "correct": None, "speedup": None}
+    return {**record, "status": faults.NOT_RUN, "correct": False, "upstream": upstream_verdict,
+            "error": f"the run stopped in this case: it {reached}"}
 
 
 def build_entries(planned: list) -> list[dict]:

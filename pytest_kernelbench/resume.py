@@ -108,6 +108,12 @@ def reusable(records: list[dict], fingerprints: dict[tuple, dict | None]) -> dic
             and LAST_STAGE in (r.get("held") or {})}
 
 
+def reuse_line(reused: int, read: int, path: Path, running: int) -> str:
+    """What --kb-resume took: `reused 3 of 5 records from PATH; running 2` (the records that
+    stand for their case, those the file holds, the selected cases still to run)."""
+    return f"kernelbench: reused {reused} of {read} records from {path}; running {running}"
+
+
 class RecordStream:
     """Appends one JSON line per settled stage of a record; flushed at once."""
 

@@ -67,7 +67,17 @@ def test_pairing_gives_missing_problems_an_empty_case():
     assert cases[-1].candidate is None
 
 
-def test_orphan_candidates_are_reported():
-    problems = discovery.find_problems(EXAMPLES / "problems", levels=[1])
-    stray = discovery.Candidate("x", 1, 99, "s0", Path("level1/99_Nope.py"))
-    assert discovery.orphans(problems, [stray], levels=[1]) == [stray]
+def test_every_file_of_a_set_that_matches_no_problem_is_found(tmp_path):
+    found = [touch(tmp_path / "mine" / name) for name in (
+        "level1/2_ReLU.py", "level1/42_Typo.py", "level4/1_X.py", "level1/ReLU.py",
+        "level1/__init__.py", "level1/__pycache__/2_ReLU.cpython-311.py",
+        "level_1_problem_3_sample_0_kernel.py")]
+    candidates = discovery.find_candidates(found[0].parents[1])
+    known = discovery.problem_keys(EXAMPLES / "problems")
+    assert known == {(1, 1), (1, 2), (1, 3), (2, 1)}
+    unmatched = discovery.unmatched(found[0].parents[1], candidates, known)
+    assert [(u.shown, u.why) for u in unmatched] == [
+        ("mine/level1/42_Typo.py", "no problem 42 in level1/"),
+        ("mine/level1/ReLU.py", "its name or folder gives no level and id"),
+        ("mine/level4/1_X.py", "no level4/ among the problems")]
+    assert unmatched[0].path == found[1]

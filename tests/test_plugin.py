@@ -181,6 +181,29 @@ def test_a_run_stopped_part_way_counts_every_selected_case_and_says_how_to_finis
     assert {r["status"] for r in kb.report()["results"]} == {"slower", "missing"}
 
 
+def test_a_case_the_run_stopped_in_between_stages_is_not_run_and_not_correct(kb):
+    # The run stops after ReLU's compile item, before its correctness (and the other cases).
+    kb.pytester.makepyfile(stop_after_compile="""
+        def pytest_runtest_teardown(item):
+            if item.nodeid == "level1/2_ReLU::test_compile[good-s0]":
+                item.session.shouldstop = "stopped between two stages"
+    """)
+    kb.pytester.syspathinsert()
+    result = kb.run("good", args=("--kb-trials=1", "--kb-p=0", "-k", "not Scale",
+                                  "-p", "stop_after_compile"))
+    result.assert_outcomes(passed=1, deselected=3)
+    document = kb.report()
+    relu = kb.records()[("good", 2, "s0")]
+    assert (relu["status"], relu["compiled"], relu["correct"]) == ("not_run", True, False)
+    assert relu["error"] == "the run stopped in this case: it compiled and was not judged"
+    assert {r["status"] for r in document["results"]} == {"not_run"}
+    assert not document["complete"] and document["cases_not_run"] == 2
+    rows = {row["level"]: row for row in document["summary"]}
+    assert (rows[1]["problems"], rows[1]["compiled"], rows[1]["correct"]) == (1, 1, 0)
+    result.stdout.fnmatch_lines(["kernelbench: partial run: 2 selected case(s) did not run to "
+                                 "the end, and count as not correct*"])
+
+
 BROKEN = {
     "syntax_error": ("test_compile", "syntax_error", "SyntaxError"),
     "import_error": ("test_compile", "import_error",
@@ -562,13 +585,29 @@ def test_a_problem_file_changed_by_a_candidate_stops_the_run_and_keeps_what_was_
     assert not kb.report()["complete"]
 
 
-def test_candidate_files_that_match_no_problem_are_counted_and_listed_under_v(kb):
-    result = kb.run("stray", args=("-k", "ReLU", "--kb-trials=1", "--kb-p=0"))
-    result.stdout.fnmatch_lines(["warning: 1 candidate file(s) match no selected problem and "
-                                 "were not evaluated (-v lists them)"])
-    assert "42_Typo.py" not in result.stdout.str()
-    result = kb.run("stray", args=("-k", "ReLU", "--kb-trials=1", "--kb-p=0", "-v"))
-    result.stdout.fnmatch_lines(["  *stray/level1/42_Typo.py (level 1, id 42)"])
+def test_every_candidate_file_that_matches_no_problem_is_counted_in_one_line(kb):
+    stray = kb.pytester.path / "stray"
+    shutil.copytree(EXAMPLES / "candidates" / "stray", stray)
+    relu = (stray / "level1" / "2_ReLU.py").read_text()
+    for name in ("level4/1_X.py", "level2/7_Nope.py", "level1/notes.py"):
+        (stray / name).parent.mkdir(exist_ok=True)
+        (stray / name).write_text(relu)
+    argv = [*kb.plugin_args, f"--kb-problems={EXAMPLES / 'problems'}", "--kb-report=report.json",
+            "--benchmark-max-time=0.001", "-p", "no:cacheprovider", f"--kb-candidates={stray}",
+            "--kb-level=1", "-k", "ReLU", "--kb-trials=1", "--kb-p=0"]
+    result = kb.pytester.runpytest(*argv)
+    # A level the problems folder lacks, an id no problem has in a level the run left out, a
+    # name with no id: all counted, one named.
+    result.stdout.fnmatch_lines(["warning: 4 candidate file(s) match no problem and were not "
+                                 "evaluated, e.g. stray/level1/42_Typo.py (no problem 42 in "
+                                 "level1/) (-v lists them)"])
+    assert "1_X.py" not in result.stdout.str()
+    result = kb.pytester.runpytest(*argv, "-v")
+    result.stdout.fnmatch_lines(["  stray/level1/42_Typo.py (no problem 42 in level1/)",
+                                 "  stray/level1/notes.py (its name or folder gives no level and id)",
+                                 "  stray/level2/7_Nope.py (no problem 7 in level2/)",
+                                 "  stray/level4/1_X.py (no level4/ among the problems)"],
+                                consecutive=True)
 
 
 def test_a_candidate_whose_file_name_names_another_problem_is_warned_about(kb):
@@ -576,6 +615,24 @@ def test_a_candidate_whose_file_name_names_another_problem_is_warned_about(kb):
     result.stdout.fnmatch_lines(["warning: *stray/level1/1_Softmax.py is judged as "
                                  "level1/1_Scale (its id), but its name says otherwise"])
     assert "2_ReLU.py is judged" not in result.stdout.str()
+
+
+def test_a_run_whose_every_problem_is_broken_says_so_in_one_line_with_no_empty_table(kb):
+    problems = kb.pytester.path / "problems"
+    shutil.copytree(EXAMPLES / "problems", problems)
+    for broken in (problems / "level1" / "2_ReLU.py", problems / "level2" / "1_Linear_ReLU.py"):
+        broken.write_text(broken.read_text().replace("def get_inputs():", "def get_inputs(:"))
+    result = kb.pytester.runpytest(
+        *kb.plugin_args, f"--kb-problems={problems}", "--kb-report=report.json",
+        f"--kb-candidates={EXAMPLES / 'candidates' / 'good'}", "--kb-trials=1", "--kb-p=0",
+        "--benchmark-max-time=0.001", "-p", "no:cacheprovider", "-k", "ReLU")
+    result.stdout.fnmatch_lines(["*kernelbench: fast_p on cpu*", "error: *2_ReLU.py: Syntax*",
+                                 "error: *1_Linear_ReLU.py: Syntax*",
+                                 "kernelbench: no problem could be judged: 2 problem_error",
+                                 "kernelbench report: *report.json"], consecutive=True)
+    result.stdout.no_fnmatch_line("| set *")
+    result.stdout.no_fnmatch_line("*upstream KernelBench*rules*")
+    assert kb.report()["summary"] == []
 
 
 def test_a_broken_problem_is_the_problem_s_fault_and_said_once(kb):
@@ -668,8 +725,10 @@ def test_an_interrupted_run_ends_with_its_summary_and_report(kb, workers):
                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     stream = kb.pytester.path / "report.jsonl"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and '"stage": 2' not in \
-            (stream.read_text() if stream.exists() else ""):
+    # The Scale case timed (the missing case's record, streamed at once, says stage 2 too).
+    while time.monotonic() < deadline and not any(
+            '"stage": 2' in line and '"status": "passed"' in line
+            for line in (stream.read_text() if stream.exists() else "").splitlines()):
         time.sleep(0.5)
     time.sleep(3)  # the hanging case is in its trials by now
     os.killpg(run.pid, signal.SIGINT)
@@ -683,3 +742,4 @@ def test_an_interrupted_run_ends_with_its_summary_and_report(kb, workers):
     assert not document["complete"] and document["cases_not_run"] == 1
     status = {r["problem_id"]: r["status"] for r in document["results"]}
     assert status[1] == "passed" and status[3] == "missing"  # what was measured is kept
+    assert status[2] == "not_run"  # stopped inside its correctness trials: no status null

@@ -53,6 +53,7 @@ def test_an_interrupted_run_resumed_gives_the_report_of_an_uninterrupted_one(kb)
         handle.write('{"stage": 2, "record": {"candidate_s')  # cut off mid-line by the crash
     result = kb.run("good", args=(*FAST, f"--kb-resume={stream}"))
     result.stdout.fnmatch_lines(["*3 deselected*"])  # the Scale case's three items
+    result.stdout.fnmatch_lines([f"kernelbench: reused 1 of 1 records from {stream}; running 2"])
     records = {resume.record_key(r): r for r in kb.report()["results"]}
     assert statuses(records.values()) == uninterrupted
     assert records[("good", 1, 1, "s0")]["candidate_time"] == scale["candidate_time"]
@@ -91,9 +92,11 @@ def test_a_record_is_not_reused_once_its_candidate_changed(kb):
     result = kb.pytester.runpytest(*argv, f"--kb-resume={first}")
     result.assert_outcomes(passed=3, deselected=6)
     result.stdout.fnmatch_lines(["level1/2_ReLU ...*"])
+    result.stdout.fnmatch_lines([f"kernelbench: reused 1 of 2 records from {first}; running 1"])
     # Other verdict settings: nothing is reused.
     result = kb.pytester.runpytest(*argv, f"--kb-resume={first}", "--kb-trials=2")
     result.assert_outcomes(passed=6, deselected=3)
+    result.stdout.fnmatch_lines([f"kernelbench: reused 0 of 2 records from {first}; running 2"])
 
 
 def test_merging_reports_made_with_other_settings_is_refused(kb, capsys):
@@ -134,14 +137,20 @@ def _rec(problem_id: int, status: str, speedup: float | None = None) -> dict:
             "error": None if status in ("passed", "slower") else "worst element ..."}
 
 
-def test_comparing_two_runs_names_new_failures_and_moved_speedups():
+def test_comparing_two_runs_names_status_changes_first_then_moved_speedups():
     before = [_rec(1, "passed", 2.0), _rec(2, "passed", 1.0), _rec(3, "mismatch"),
-              _rec(4, "passed", 1.5)]
+              _rec(4, "passed", 1.5), _rec(5, "slower", 0.98), _rec(6, "mismatch")]
     after = [_rec(1, "passed", 2.02), _rec(2, "mismatch"), _rec(3, "passed", 1.2),
-             _rec(4, "passed", 1.2)]
+             _rec(4, "passed", 1.2), _rec(5, "passed", 1.04), _rec(6, "runtime_error")]
+    after[5]["error"] = "RuntimeError: bad grid"
     lines, regressed = cli.compare(before, after)
     assert regressed
     assert lines == ["r1 level1/2 s0: now fails (passed -> mismatch: worst element ...)",
                      "r1 level1/3 s0: now passes (mismatch -> passed)",
+                     "r1 level1/5 s0: slower -> passed (speedup 0.980 -> 1.040)",
+                     "r1 level1/6 s0: mismatch -> runtime_error (RuntimeError: bad grid)",
                      "r1 level1/4 s0: speedup 1.500 -> 1.200 (-20.0%)"]
     assert cli.compare(before, before) == ([], False)
+    # slower -> passed is no regression
+    assert cli.compare(before[4:5], after[4:5]) == (
+        ["r1 level1/5 s0: slower -> passed (speedup 0.980 -> 1.040)"], False)
