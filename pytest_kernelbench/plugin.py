@@ -429,7 +429,7 @@ class KernelBenchRun:
             write(line)
         for line in report.fallback_lines(records):
             write(line, yellow=True)
-        for line in report.wrapped(report.noise_lines(records)):
+        for line in report.wrapped(report.noise_lines(records) + report.inconclusive_lines(records)):
             write(line, yellow=True)
         terminalreporter.write_sep("-", f"under upstream KernelBench {self.settings.upstream_rules}"
                                    "'s rules: allclose only, inputs may change, no cheat checks, means")

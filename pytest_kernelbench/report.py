@@ -131,6 +131,18 @@ def noise_lines(records: list[dict]) -> list[str]:
             "--benchmark-max-time or --benchmark-min-rounds)"]
 
 
+def inconclusive_lines(records: list[dict]) -> list[str]:
+    """One line counting the speed items that neither passed nor failed: the timing could not
+    tell the speedup from p, or the harness's clock could not settle the reported time."""
+    flagged = [r for r in records
+               if any(flag.startswith("inconclusive") for flag in r.get("flags") or [])]
+    if not flagged:
+        return []
+    return [f"inconclusive: {len(flagged)} speed item(s) skipped, neither passed nor failed: the "
+            "timing could not tell the speedup from p (counted as not faster; more "
+            "--benchmark-max-time decides them)"]
+
+
 def fallback_lines(records: list[dict]) -> list[str]:
     """One line per correct candidate whose own extension failed or was never loaded: it
     passed on PyTorch, not on its kernel."""
