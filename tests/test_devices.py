@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import fcntl
-import tempfile
 import threading
 import time
 
@@ -240,15 +239,6 @@ def test_the_device_schedule_counts_timings_alone_shared_holders_and_drains():
     assert set(device_schedule(records + [_held(6, "GPU-b", speed=[0, 1])])) == {"GPU-a", "GPU-b"}
 
 
-@pytest.fixture
-def private_locks(tmp_path, monkeypatch):
-    """This test's device locks and compiler notices in its own folder, here and in the
-    processes it starts: another suite on the host must not hold (or see) them."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    return tmp_path
-
-
 def _relu_that_says_it_builds(folder):
     """A ReLU candidate whose source names load_inline, so it is treated as one that builds
     (it builds nothing)."""
@@ -270,7 +260,7 @@ def _cpu_device_free() -> bool:
         return True
 
 
-def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path, private_locks):
+def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path):
     # A build can take a minute; holding the device meanwhile would keep a timing (and all work
     # queued behind it on the turnstile) waiting as long.
     from pathlib import Path
@@ -330,7 +320,7 @@ def _timing_once_there_is(marker, seen: dict[str, float], name: str,
     return thread
 
 
-def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path, private_locks):
+def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path):
     # A build at import (or at first call) can take a minute: the stage lets the device go
     # meanwhile, and stops the worker until it holds the device again.
     from pathlib import Path
@@ -593,7 +583,7 @@ def test_a_timing_pauses_for_compilers_only_while_some_may_run(tmp_path, monkeyp
     assert seconds_to_take_the_device() < 0.25
 
 
-def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp_path, private_locks):
+def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp_path):
     # Another worker's pool builds this source (it holds the build folder): the compile item,
     # already under its shared hold, waits for that build with the hold stepped aside, or a
     # timing of every other worker waits the minute the build takes.

@@ -21,14 +21,18 @@ def trials_answering(replies: dict[str, Reply | Fault]):
 
     def ask(record, op, case, budget, input_seed, order):
         asked.append(order)
+        seeds.append(input_seed)
         return replies[order]
 
-    def judge(case, seed, value):
+    def judge(case, seed, value, calls=None):
         return None if value == RIGHT else Verdict(faults.MISMATCH, "output: 9 of 9 differ")
 
+    seeds: list[int] = []
     evaluator = SimpleNamespace(_ask=ask, _judge=judge, _input_seed=lambda t: 1000 + t,
                                 settings=SimpleNamespace(timeout_s=10.0, trials=5))
-    return _Trials(evaluator, case=None, record={"upstream": {}}), asked
+    trials = _Trials(evaluator, case=None, record={"upstream": {}})
+    trials.seeds = seeds  # type: ignore[attr-defined]  # the draw each order trial asked for
+    return trials, asked
 
 
 def answer(value: str, streams: int = 0) -> Reply:
@@ -57,6 +61,15 @@ def test_an_ordered_candidate_passes_and_only_one_with_streams_gets_the_second_t
     replies = {order: answer(RIGHT, streams) for order in ordering.ORDERS}
     trials, asked = trials_answering(replies)
     assert trials.order_trials() is None and asked == orders
+
+
+def test_each_order_trial_draws_inputs_of_its_own():
+    # An output the caller's stream never waited for must not read the right answer the last
+    # trial left in the same memory for the same draw.
+    replies = {order: answer(RIGHT, streams=1) for order in ordering.ORDERS}
+    trials, _ = trials_answering(replies)
+    trials.order_trials()
+    assert trials.seeds == [1005, 1006]
 
 
 def test_a_fault_in_an_order_trial_keeps_its_own_status():
