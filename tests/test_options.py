@@ -89,10 +89,12 @@ def test_without_a_problems_folder_the_suite_that_ships_is_used(pytester, monkey
     # No ini and no ./problems here: the plugin's own 250 problems are the default.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     candidates = pytester.mkdir("mine")
+    (candidates / "level1").mkdir()
+    (candidates / "level1" / "19_ReLU.py").write_text("class ModelNew: pass\n")
     result = pytester.runpytest("-p", "pytest_kernelbench.plugin", "-p", "no:cacheprovider",
                                 f"--kb-candidates={candidates}", "--collect-only", "-q",
                                 "--kb-level=1", "-k", "19_ReLU")
-    result.stdout.fnmatch_lines(["level1/19_ReLU::test_compile[[]mine-missing[]]"])
+    result.stdout.fnmatch_lines(["level1/19_ReLU::test_compile[[]mine-s0[]]"])
 
 
 def test_every_option_has_its_default_written_once_and_shown_in_readme():
