@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -67,7 +66,7 @@ CPU_CLOCK_CLOSE = 1.10  # a reported speedup this close to the first pair of bur
 CPU_PROCESS_SPREAD = 3.0
 CPU_CLOCK_RETRIES = 3  # more pairs of bursts when the first pair does not settle it
 CPU_CONFIRM_BELOW_S = 2.0  # pairs of bursts this cheap are measured CPU_CLOCK_PAIRS times
-CPU_CLOCK_PAIRS = 5
+CPU_CLOCK_PAIRS = 3
 CPU_CLOCK_MAX_PAIRS = 15  # on a busy host, pairs are added until they decide, up to this many
 AUTO_GRAPH_BELOW_S = 50e-6  # --kb-timing=auto: graphs for baselines faster than this per call
 # Reference outputs are kept from one stage to the next up to this size in all; on a CPU a
@@ -705,15 +704,12 @@ class Evaluator:
         GPU, a candidate whose burst was excused may hide some work from its events): the
         harness's own clock bounds the speedup, timing bursts of both sides in the worker.
 
-        Both bursts run in the same process (threads, allocator and caches alike), and one
-        pair of them on a busy host can be 40% apart. Where bursts are cheap, CPU_CLOCK_PAIRS
-        pairs are measured back to back in alternating order and timing.clock_verdict reads
-        them: the reported speedup stands, is replaced by their median, or, undecided, more
-        pairs are measured, up to CPU_CLOCK_MAX_PAIRS; still undecided, the record gets no
-        speedup (status inconclusive). A median of five pairs let a shifted clock through
-        under two busy loops. Where bursts are not cheap, a reported speedup within
-        CPU_CLOCK_CLOSE of the first pair stands, and otherwise CPU_CLOCK_RETRIES more pairs
-        are read the same way.
+        Where bursts are cheap, pairs of them (CPU_CLOCK_PAIRS, in alternating order) are
+        measured until timing.clock_verdict decides from each side's fastest, confirmed: the
+        reported speedup stands or is replaced by the bursts'; on a host too busy to confirm
+        them within CPU_CLOCK_MAX_PAIRS, the record gets no speedup (status inconclusive).
+        Where bursts are not cheap, a reported speedup within CPU_CLOCK_CLOSE of the first
+        pair stands, and otherwise CPU_CLOCK_RETRIES more pairs are read the same way.
         """
         medians = {"baseline": record["baseline_time"], "candidate": record["candidate_time"]}
         if baseline_wall_s is None:
@@ -721,53 +717,51 @@ class Evaluator:
                                                  seeds)
             if baseline_wall_s is None:
                 return ratio
-        walls = {"baseline": baseline_wall_s, "candidate": candidate_wall_s}
-        pairs = [walls["baseline"] / walls["candidate"]]
+        walls = {"baseline": [baseline_wall_s], "candidate": [candidate_wall_s]}
         cheap = sum(burst_calls(median) * median for median in medians.values()) \
             < CPU_CONFIRM_BELOW_S
-        if not cheap and ratio <= CPU_CLOCK_CLOSE * pairs[0]:
+        if not cheap and ratio <= CPU_CLOCK_CLOSE * baseline_wall_s / candidate_wall_s:
             return ratio
         more = CPU_CLOCK_PAIRS - 1 if cheap else CPU_CLOCK_RETRIES
         while True:
             for _ in range(more):
-                pair = self._burst_pair(record, case, medians, seeds, walls, len(pairs) % 2 == 1)
-                if pair is None:
+                if not self._burst_pair(record, case, medians, seeds, walls):
                     return ratio
-                pairs.append(pair)
-            verdict = timing.clock_verdict(ratio, pairs, CPU_CLOCK_SLACK)
-            if verdict != "undecided" or not cheap or len(pairs) >= CPU_CLOCK_MAX_PAIRS:
+            verdict, clock_ratio = timing.clock_verdict(ratio, walls["baseline"],
+                                                        walls["candidate"], CPU_CLOCK_SLACK)
+            if verdict != "undecided" or not cheap \
+                    or len(walls["candidate"]) >= CPU_CLOCK_MAX_PAIRS:
                 break
-            more = CPU_CLOCK_PAIRS  # a busy host: more pairs narrow the interval
+            more = CPU_CLOCK_PAIRS  # a busy host: more pairs, until each side's fastest recurs
         if verdict == "stands":
             return ratio
-        record["candidate_wall_time"] = walls["candidate"]
+        record["candidate_wall_time"] = min(walls["candidate"])
         if verdict == "undecided":
             notes.append(f"{faults.INCONCLUSIVE}: reported speedup {ratio:.3f}; the harness's "
-                         f"clock saw {min(pairs):.3f}-{max(pairs):.3f} over {len(pairs)} pairs "
-                         "of bursts (a busy host), which neither confirms nor refutes it: no "
+                         f"bursts over {len(walls['candidate'])} pairs (a busy host) never "
+                         "repeated their fastest, so they neither confirm nor refute it: no "
                          "speedup")
             record.update(speedup=None, speedup_interval=None)
             return ratio
-        clock_ratio = statistics.median(pairs)
         notes.append(f"reported speedup {ratio:.3f}, but the harness's clock saw "
-                     f"{clock_ratio:.3f} (the median of {len(pairs)} pairs of bursts): the "
-                     "speedup uses the harness's clock")
-        record.update(speedup=clock_ratio, baseline_time=walls["baseline"],
-                      candidate_time=walls["baseline"] / clock_ratio, speedup_interval=None)
+                     f"{clock_ratio:.3f} (the fastest bursts of {len(walls['candidate'])} "
+                     "pairs): the speedup uses the harness's clock")
+        record.update(speedup=clock_ratio, baseline_time=min(walls["baseline"]),
+                      candidate_time=min(walls["baseline"]) / clock_ratio, speedup_interval=None)
         return clock_ratio
 
     def _burst_pair(self, record: dict, case: Case, medians: dict[str, float], seeds: list[int],
-                    walls: dict[str, float], candidate_first: bool) -> float | None:
-        """One burst of each side back to back, in the order asked: baseline over candidate
-        time per call (None where a burst failed). walls keeps each side's fastest."""
-        pair = {}
-        for side in ("candidate", "baseline") if candidate_first else ("baseline", "candidate"):
+                    walls: dict[str, list[float]]) -> bool:
+        """One burst of each side back to back, in turns the candidate's or the baseline's
+        first; their times per call join walls. False where a burst failed."""
+        first = ("candidate", "baseline") if len(walls["candidate"]) % 2 == 1 \
+            else ("baseline", "candidate")
+        for side in first:
             measured = self._burst_wall_s(record, case, side, medians[side], seeds)
             if measured is None:
-                return None
-            pair[side] = measured
-            walls[side] = min(walls[side], measured)
-        return pair["baseline"] / pair["candidate"]
+                return False
+            walls[side].append(measured)
+        return True
 
     def _burst_wall_s(self, record: dict, case: Case, side: str, median_s: float,
                       seeds: list[int]) -> float | None:

@@ -125,23 +125,25 @@ def resolution_words(ratio: float, interval: Sequence[float | None] | None, p: f
             f"{resolution:.0%} of p between runs on this device")
 
 
-def clock_verdict(reported: float, clock_ratios: Sequence[float], slack: float) -> str:
-    """What pairs of bursts timed by the harness's own clock say of a reported speedup:
-    'stands' where it is within slack of the low end of a 95% interval of their median,
-    'replaced' where it is beyond slack of the high end, else 'undecided'.
+# Two bursts of a side this close to each other confirm its fastest as its undisturbed time.
+BURST_CONFIRM = 1.10
 
-    The interval is distribution-free (order statistics): one pair on a busy host can be
-    40% off, so no single pair, nor a median of a few, may let a shifted clock through.
+
+def clock_verdict(reported: float, baseline_walls: Sequence[float],
+                  candidate_walls: Sequence[float], slack: float) -> tuple[str, float]:
+    """What bursts timed by the harness's own clock say of a reported speedup: ('stands' or
+    'replaced', the bursts' speedup), or ('undecided', nan) until each side's fastest burst is
+    confirmed by a second within BURST_CONFIRM of it.
+
+    Only a disturbance slows a burst (a page fault, another process on the core), so each
+    side's fastest is its truest time: a pair of bursts on a CPU can be 2x apart, their
+    fastest are a few percent apart. The reported speedup stands within slack of theirs.
     """
-    ordered = sorted(clock_ratios)
-    count = len(ordered)
-    k = max(int((count - 1.96 * math.sqrt(count)) / 2), 0)
-    low, high = ordered[k], ordered[count - 1 - k]
-    if reported <= slack * low:
-        return "stands"
-    if reported > slack * high:
-        return "replaced"
-    return "undecided"
+    sides = [sorted(baseline_walls), sorted(candidate_walls)]
+    if any(len(walls) < 2 or walls[1] > BURST_CONFIRM * walls[0] for walls in sides):
+        return "undecided", math.nan
+    clock = sides[0][0] / sides[1][0]
+    return ("stands" if reported <= slack * clock else "replaced"), clock
 
 
 def speedup_interval(baseline: Summary, candidate: Summary, z: float = 1.96) -> tuple[float, float]:

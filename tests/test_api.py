@@ -497,9 +497,12 @@ def test_the_problems_cost_is_read_after_the_timing_not_while_it_holds_the_devic
 def test_a_time_the_harness_clock_cannot_settle_gives_no_speedup(monkeypatch):
     # On a busy host the pairs of bursts may neither confirm nor refute the reported time:
     # the record says so, and counts as correct but not fast.
+    import math
+
     from pytest_kernelbench import timing
 
-    monkeypatch.setattr(timing, "clock_verdict", lambda reported, pairs, slack: "undecided")
+    monkeypatch.setattr(timing, "clock_verdict",
+                        lambda reported, baseline, candidate, slack: ("undecided", math.nan))
     result = valid(evaluate(RELU, GOOD, **FAST))
     assert result["status"] == "inconclusive" and result["correct"]
     assert result["speedup"] is None
