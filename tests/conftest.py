@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,18 +21,6 @@ def pytest_configure(config: pytest.Config) -> None:
         import torch.utils.flop_counter  # noqa: F401
 
 EXAMPLES = Path(__file__).parent / "examples"
-
-
-@pytest.fixture(autouse=True, scope="session")
-def private_host_files(tmp_path_factory: pytest.TempPathFactory):
-    """The device locks and the timing and compiler notices that the harness keeps in the
-    temporary folder, in this suite's own, here and in every process it starts: a second
-    suite on the same host then neither waits for nor sees this one's."""
-    folder = tmp_path_factory.mktemp("host")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tempfile, "tempdir", str(folder))
-        patch.setenv("TMPDIR", str(folder))
-        yield folder
 
 
 class KernelBenchRunner:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import fcntl
+import tempfile
 import threading
 import time
 
@@ -239,6 +240,15 @@ def test_the_device_schedule_counts_timings_alone_shared_holders_and_drains():
     assert set(device_schedule(records + [_held(6, "GPU-b", speed=[0, 1])])) == {"GPU-a", "GPU-b"}
 
 
+@pytest.fixture
+def private_locks(tmp_path, monkeypatch):
+    """This test's device locks and host notices in its own folder, here and in the processes
+    it starts: another suite on the same host must neither hold nor see them."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    return tmp_path
+
+
 def _relu_that_says_it_builds(folder):
     """A ReLU candidate whose source names load_inline, so it is treated as one that builds
     (it builds nothing)."""
@@ -260,7 +270,7 @@ def _cpu_device_free() -> bool:
         return True
 
 
-def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path):
+def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path, private_locks):
     # A build can take a minute; holding the device meanwhile would keep a timing (and all work
     # queued behind it on the turnstile) waiting as long.
     from pathlib import Path
@@ -320,7 +330,7 @@ def _timing_once_there_is(marker, seen: dict[str, float], name: str,
     return thread
 
 
-def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path):
+def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path, private_locks):
     # A build at import (or at first call) can take a minute: the stage lets the device go
     # meanwhile, and stops the worker until it holds the device again.
     from pathlib import Path
@@ -550,7 +560,7 @@ def test_a_thread_the_candidate_left_running_is_stopped_between_stages(tmp_path)
         assert state.rpartition(")")[2].split()[0] == "T"
 
 
-def test_a_timing_marks_the_host_as_timing_and_shared_work_does_not():
+def test_a_timing_marks_the_host_as_timing_and_shared_work_does_not(private_locks):
     from pytest_kernelbench.devices import timing_in_progress
 
     assert not timing_in_progress()
@@ -583,7 +593,7 @@ def test_a_timing_pauses_for_compilers_only_while_some_may_run(tmp_path, monkeyp
     assert seconds_to_take_the_device() < 0.25
 
 
-def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp_path):
+def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp_path, private_locks):
     # Another worker's pool builds this source (it holds the build folder): the compile item,
     # already under its shared hold, waits for that build with the hold stepped aside, or a
     # timing of every other worker waits the minute the build takes.
