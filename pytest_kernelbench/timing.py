@@ -126,7 +126,7 @@ def resolution_words(ratio: float, interval: Sequence[float | None] | None, p: f
 
 
 # Two bursts of a side this close to each other confirm its fastest as its undisturbed time.
-BURST_CONFIRM = 1.10
+BURST_CONFIRM = 1.20
 
 
 def clock_verdict(reported: float, baseline_walls: Sequence[float],

@@ -10,8 +10,13 @@ EXAMPLES = Path(__file__).parent / "examples"
 FAST = ("--kb-trials=1", "--kb-p=0")
 
 
+# What a speed stage says of a correct candidate can move between two runs on a busy host (a
+# speedup near p, bursts a loaded host never confirms): between runs, those compare as correct.
+TIMED = {"passed": "correct", "slower": "correct", "inconclusive": "correct"}
+
+
 def statuses(records) -> dict[tuple, str]:
-    return {resume.record_key(r): r["status"] for r in records}
+    return {resume.record_key(r): TIMED.get(r["status"], r["status"]) for r in records}
 
 
 def test_two_shards_merge_to_the_verdicts_of_one_run(kb):
