@@ -63,6 +63,9 @@ def render(info: dict) -> str:
             eager = info["baseline_speed_of_light_fraction"]
             lines.append(f"{info['speed_of_light_fraction']:.1%} of this device's speed of light"
                          + (f" (eager: {eager:.1%})" if eager is not None else ""))
+    elif info["status"] == "inconclusive":
+        lines.append("correct; no speedup: the harness's own clock could neither confirm nor "
+                     "refute the reported time (a busy host); time it again on a quieter one")
     else:
         passed = STAGES[:STAGES.index(info["stage_reached"]) + 1] \
             if info["stage_reached"] != "none" else ()

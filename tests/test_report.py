@@ -12,3 +12,11 @@ def test_speed_items_that_neither_passed_nor_failed_are_counted_in_one_line():
     [line] = report.inconclusive_lines(records)
     assert line.startswith("inconclusive: 2 speed item(s) skipped")
     assert report.inconclusive_lines(records[2:]) == []
+
+
+def test_feedback_on_a_time_the_harness_could_not_settle_says_it_is_correct():
+    from pytest_kernelbench import feedback
+
+    text = feedback.render({"problem": "level1/19_ReLU", "candidate_set": "mine", "sample": "s0",
+                            "status": "inconclusive"})
+    assert "correct; no speedup" in text and "failed" not in text
