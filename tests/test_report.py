@@ -18,5 +18,5 @@ def test_feedback_on_a_time_the_harness_could_not_settle_says_it_is_correct():
     from pytest_kernelbench import feedback
 
     text = feedback.render({"problem": "level1/19_ReLU", "candidate_set": "mine", "sample": "s0",
-                            "status": "inconclusive"})
+                            "status": "inconclusive", "flags": []})
     assert "correct; no speedup" in text and "failed" not in text
