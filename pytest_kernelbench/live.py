@@ -14,12 +14,13 @@ in-process pytester run, to the reporter's file itself).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 import pytest
@@ -110,44 +111,42 @@ class LiveProgress:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logstart(self, nodeid: str):
-        self._pause()
-        try:
-            return (yield)
-        finally:
-            self.board.started(nodeid)
-            self._resume()
+        with self._aside():
+            try:
+                return (yield)
+            finally:
+                self.board.started(nodeid)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport):
-        self._pause()
-        try:
-            return (yield)
-        finally:
-            if item_finished(report.when, report.passed):
-                self.board.finished(report.nodeid)
-            self._resume()
+        with self._aside():
+            try:
+                return (yield)
+            finally:
+                if item_finished(report.when, report.passed):
+                    self.board.finished(report.nodeid)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logfinish(self):
-        self._pause()
-        try:
+        with self._aside():
             return (yield)
-        finally:
-            self._resume()
 
     @pytest.hookimpl(wrapper=True, tryfirst=True, optionalhook=True)
     def pytest_testnodedown(self):
-        self._pause()
-        try:
+        with self._aside():
             return (yield)
-        finally:
-            self._resume()
 
     @pytest.hookimpl(wrapper=True, tryfirst=True, optionalhook=True)
     def pytest_testnodeready(self):
+        with self._aside():
+            return (yield)
+
+    @contextlib.contextmanager
+    def _aside(self) -> Iterator[None]:
+        """The live line erased while pytest writes, and drawn again after."""
         self._pause()
         try:
-            return (yield)
+            yield
         finally:
             self._resume()
 
