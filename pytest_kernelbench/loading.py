@@ -65,7 +65,8 @@ def import_candidate(path: Path, prefix: str, lives_in: Path | None = None,
     it binds at run time (a star import); Python's builtins are never replaced.
     """
     reads, binds = global_names(compile(path.read_bytes(), str(path), "exec", dont_inherit=True))
-    wanted = reads - binds - set(vars(builtins))
+    # a module's own dunders (`__name__`) are set by the import, never taken from outside
+    wanted = {name for name in reads - binds - set(vars(builtins)) if not name.startswith("__")}
     offered: dict[str, Any] = {}
     if wanted and problem_path is not None:
         problem = import_file(problem_path, f"{prefix}_problem")
