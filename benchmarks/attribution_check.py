@@ -33,8 +33,9 @@ EXPECT_KERNELS = re.compile(r"^#\s*expect kernels:\s*(own|torch-only)", re.MULTI
 def check_one(problem_path: str, candidate_path: str) -> dict:
     import torch
 
-    from pytest_kernelbench import cupti, kernels, loading
-    from pytest_kernelbench.timing import forward_async
+    from pytest_kernelbench.gpu import cupti, kernels
+    from pytest_kernelbench.gpu.timing import forward_async
+    from pytest_kernelbench.suite import loading
 
     device = "cuda"
     problem = loading.import_file(Path(problem_path), "kb_problem")
@@ -113,7 +114,7 @@ def unexpected(row: dict) -> list[str]:
 
 
 def pairs(problems: Path, candidates: Path, levels: list[int], keys: list[str]) -> list[tuple]:
-    from pytest_kernelbench import discovery
+    from pytest_kernelbench.suite import discovery
 
     found = discovery.find_problems(problems, levels)
     cases = discovery.pair(found, {"set": discovery.find_candidates(candidates)})

@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-from pytest_kernelbench import builds
+from pytest_kernelbench.building import builds
 
 CORRECT = ("passed", "slower")
 

@@ -337,7 +337,7 @@ if [[ " $sections " == *" precision "* ]]; then
     audits=()
     for precision in ${KB_AUDIT_PRECISIONS:-bf16}; do
         for level in ${KB_AUDIT_LEVELS:-1}; do
-            timeout -s INT "${KB_AUDIT_LIMIT:-150}" python3 -m pytest_kernelbench.audit \
+            timeout -s INT "${KB_AUDIT_LIMIT:-150}" python3 -m pytest_kernelbench.suite.audit \
                 --device cuda --precision "$precision" --level "$level" \
                 >"$out/audit-$precision-$level.md" 2>"$out/audit-$precision-$level.log" &
             audits+=("$precision-$level")
@@ -495,11 +495,11 @@ if [[ " $sections " == *" audit "* ]]; then
     echo "== audit of the problem suite on CUDA (levels $levels)"
     if [[ -n "${KB_AUDIT_K:-}" ]]; then
         for k in $KB_AUDIT_K; do
-            python3 -m pytest_kernelbench.audit --device cuda --level "$levels" -k "$k" --all \
+            python3 -m pytest_kernelbench.suite.audit --device cuda --level "$levels" -k "$k" --all \
                 2>>"$out/audit-progress.log" | tee -a "$out/audit-selected.md"
         done
     else
-        python3 -m pytest_kernelbench.audit --device cuda --level "$levels" \
+        python3 -m pytest_kernelbench.suite.audit --device cuda --level "$levels" \
             >"$out/audit-${levels//,/-}.md" 2>"$out/audit-progress.log"
         tail -n 1 "$out/audit-${levels//,/-}.md"
         grep -E '\| FINDING' "$out/audit-${levels//,/-}.md" | head -60

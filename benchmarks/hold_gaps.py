@@ -23,8 +23,8 @@ import collections
 import json
 import statistics
 
-from pytest_kernelbench.devices import held_alone, hold_spans, timed_alone
-from pytest_kernelbench.evaluation import UPSTREAM_PERF_TRIALS
+from pytest_kernelbench.gpu.devices import held_alone, hold_spans, timed_alone
+from pytest_kernelbench.judge.evaluation import UPSTREAM_PERF_TRIALS
 
 
 def events(records: list[dict]) -> list[tuple[float, int, bool, str]]:

@@ -23,7 +23,7 @@ import time
 
 import torch
 
-from pytest_kernelbench.devices import wait_for_idle
+from pytest_kernelbench.gpu.devices import wait_for_idle
 
 
 def queue_work(kind: str, device: str, queued, finished) -> None:

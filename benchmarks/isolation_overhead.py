@@ -16,9 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_kernelbench import correctness, discovery, loading
-from pytest_kernelbench.evaluation import Evaluator
-from pytest_kernelbench.options import Settings
+from pytest_kernelbench.judge.evaluation import Evaluator
+from pytest_kernelbench.settings import Settings
+from pytest_kernelbench.suite import correctness, discovery, loading
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "tests" / "examples"
 PROBLEM = EXAMPLES / "problems" / "level1" / "2_ReLU.py"

@@ -17,7 +17,7 @@ import statistics
 
 import torch
 
-from pytest_kernelbench import timing
+from pytest_kernelbench.gpu import timing
 
 
 class Chain(torch.nn.Module):

@@ -15,9 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_kernelbench import builds, ncu
-from pytest_kernelbench.evaluation import cuda_arch
-from pytest_kernelbench.sandbox import Sandbox
+from pytest_kernelbench.building import builds
+from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.isolation.sandbox import Sandbox
+from pytest_kernelbench.judge.evaluation import cuda_arch
 
 
 def main() -> int:

@@ -23,8 +23,10 @@ import statistics
 import sys
 from pathlib import Path
 
-from pytest_kernelbench import loading, ncu, timing
-from pytest_kernelbench.discovery import find_problems
+from pytest_kernelbench.gpu import timing
+from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.suite import loading
+from pytest_kernelbench.suite.discovery import find_problems
 
 SEED = 42
 DEVICE = "cuda"

@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pytest_kernelbench.devices import device_schedule, hold_spans
+from pytest_kernelbench.gpu.devices import device_schedule, hold_spans
 
 
 def covered(intervals: list[tuple[float, float]]) -> float:

@@ -30,10 +30,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import heartbeat
-from pytest_kernelbench.discovery import Candidate, Case, Problem
-from pytest_kernelbench.manifest import load_manifest
-from pytest_kernelbench.options import Settings
+from pytest_kernelbench.reporting import heartbeat
+from pytest_kernelbench.settings import Settings
+from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
+from pytest_kernelbench.suite.manifest import load_manifest
 
 SET_NAME = "api"
 # Settings that only the pytest run uses (where files go, which problems it collects).
@@ -53,7 +53,7 @@ class Session:
         if unknown:
             raise TypeError(f"unknown option(s) {', '.join(unknown)}; "
                             f"known: {', '.join(OPTIONS)}")
-        from pytest_kernelbench.evaluation import Evaluator
+        from pytest_kernelbench.judge.evaluation import Evaluator
 
         self.device = _resolve_device(device)
         self._scratch = Path(tempfile.mkdtemp(prefix="kernelbench-api-"))
@@ -147,8 +147,8 @@ def _source_of(candidate: str | Path, what: str) -> str:
 def _resolve_device(requested: str) -> str:
     import pytest
 
-    from pytest_kernelbench.options import parse_device
-    from pytest_kernelbench.plugin import resolve_device
+    from pytest_kernelbench.plugin.hooks import resolve_device
+    from pytest_kernelbench.settings import parse_device
 
     try:
         return resolve_device(parse_device(requested))

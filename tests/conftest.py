@@ -28,7 +28,7 @@ class KernelBenchRunner:
 
     def __init__(self, pytester: pytest.Pytester):
         self.pytester = pytester
-        self.plugin_args = ["-p", "pytest_kernelbench.plugin", "-p", "pytest_benchmark.plugin"]
+        self.plugin_args = ["-p", "pytest_kernelbench.plugin.hooks", "-p", "pytest_benchmark.plugin"]
 
     def run(self, *sets: str, args: tuple[str, ...] = (), problems: str = "problems"):
         argv = [*self.plugin_args, f"--kb-problems={EXAMPLES / problems}", "--kb-report=report.json",

@@ -7,7 +7,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_kernelbench import Session, devices, evaluate, record
+from pytest_kernelbench import Session, evaluate, record
+from pytest_kernelbench.gpu import devices
 
 EXAMPLES = Path(__file__).parent / "examples"
 RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"
@@ -76,7 +77,8 @@ CACHES_WITH_A_STREAM = CACHES.read_text() + "\n\nSIDE = torch.cuda.Stream if Fal
 ], ids=["streams-unordered", "streams-ordered", "no-streams"])
 def test_a_stale_answer_from_a_candidate_that_makes_streams_is_told_by_its_order_trials(
         tmp_path, monkeypatch, source, ordered, status):
-    from pytest_kernelbench import evaluation, faults
+    from pytest_kernelbench import faults
+    from pytest_kernelbench.judge import evaluation
 
     asked: list[bool] = []
 
@@ -302,7 +304,8 @@ class ModelNew(nn.Module):
 def test_a_large_reference_is_let_go_while_the_worker_times_and_built_again_alike(
         tmp_path, monkeypatch):
     # "Large" is over KEPT_OUTPUTS_BYTES of weights: lowered here so that a 64x64 Linear is.
-    from pytest_kernelbench import evaluation, loading
+    from pytest_kernelbench.judge import evaluation
+    from pytest_kernelbench.suite import loading
 
     problem = tmp_path / "level1" / "1_Linear.py"
     problem.parent.mkdir()
@@ -358,7 +361,7 @@ def test_a_host_whose_load_fell_after_the_candidates_bursts_is_no_cheat(monkeypa
     # quiet host: a burst of the candidate's right after the baseline's tells the two apart.
     import dataclasses
 
-    from pytest_kernelbench import evaluation
+    from pytest_kernelbench.judge import evaluation
 
     def loaded(side, reply, sides):
         if sides.count("candidate") > evaluation.BURST_TRIES or side != "candidate":
@@ -382,7 +385,7 @@ def _slowed_there(monkeypatch, evaluator, timed: tuple[str, ...] = (), bursts: i
     marked '*' where it was altered."""
     import dataclasses
 
-    from pytest_kernelbench.sandbox import Fault
+    from pytest_kernelbench.isolation.sandbox import Fault
 
     asked = evaluator._ask
     seen: list[str] = []
@@ -483,7 +486,7 @@ def test_a_baseline_slowed_alone_in_the_candidates_process_is_scaled(monkeypatch
 def test_the_problems_cost_is_read_after_the_timing_not_while_it_holds_the_device(monkeypatch):
     # Nothing of it is timed: under the shared hold that follows the timing, other workers go
     # on meanwhile, where the timing's exclusive hold would keep them waiting.
-    from pytest_kernelbench import roofline
+    from pytest_kernelbench.gpu import roofline
 
     cost = roofline.problem_cost
     while_timing: list[bool] = []
@@ -499,7 +502,7 @@ def test_a_time_the_harness_clock_cannot_settle_gives_no_speedup(monkeypatch):
     # the record says so, and counts as correct but not fast.
     import math
 
-    from pytest_kernelbench import timing
+    from pytest_kernelbench.gpu import timing
 
     monkeypatch.setattr(timing, "clock_verdict",
                         lambda reported, baseline, candidate, slack: ("undecided", math.nan))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import torch
 
-from pytest_kernelbench import audit
-from pytest_kernelbench.correctness import compare
+from pytest_kernelbench.suite import audit
+from pytest_kernelbench.suite.correctness import compare
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = Path(__file__).parent / "examples"

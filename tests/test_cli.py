@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench import cli
+from pytest_kernelbench.reporting import cli
 
 
 def record(problem_id: int, status: str, speedup: float | None = None, candidate: str = "c1",

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pytest_kernelbench import correctness
-from pytest_kernelbench.correctness import compare
+from pytest_kernelbench.suite import correctness
+from pytest_kernelbench.suite.correctness import compare
 
 
 def check(expected, got, atol=1e-2, rtol=1e-2):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench import cupti, kernels
+from pytest_kernelbench.gpu import cupti, kernels
 
 RECORD_BYTES = 216  # CUpti_ActivityKernel10
 
@@ -113,7 +113,7 @@ def test_the_copy_of_cupti_already_loaded_comes_first(tmp_path):
 def test_the_launch_path_falls_back_from_graph_to_cupti_to_the_profiler(monkeypatch):
     import torch
 
-    from pytest_kernelbench import timing
+    from pytest_kernelbench.gpu import timing
 
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     monkeypatch.setattr(timing, "forward_async", lambda model, inputs: None)

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from pytest_kernelbench import devices
-from pytest_kernelbench.devices import (
+from pytest_kernelbench.gpu import devices
+from pytest_kernelbench.gpu.devices import (
     TimingRequest,
     bind_device,
     device_lock,
@@ -187,7 +187,7 @@ def test_timings_gather_while_shared_work_goes_on_and_run_after_one_drain(tmp_pa
 
 def test_a_lone_timing_that_gathers_gets_the_device_after_gather_s(tmp_path, monkeypatch):
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))
-    monkeypatch.setattr("pytest_kernelbench.devices.GATHER_S", 0.3)
+    monkeypatch.setattr("pytest_kernelbench.gpu.devices.GATHER_S", 0.3)
     assert 0.25 < _timing_beside_sharing(batch=4) < 1.0
 
 
@@ -303,7 +303,7 @@ def test_a_hold_steps_aside_for_an_exclusive_holder_and_its_spans_are_left_out()
         assert hold.held and len(hold.aside) == 1 and len(hold.aside[0]) == 2
     record = {"held": {"compile": [10.0, 20.0], "correct": [20.0, 21.0]},
               "aside": {"compile": [[12.0, 15.0], [16.0, 18.0]]}}
-    from pytest_kernelbench.devices import hold_spans
+    from pytest_kernelbench.gpu.devices import hold_spans
     assert hold_spans(record) == [("compile", 10.0, 12.0), ("compile", 15.0, 16.0),
                                   ("compile", 18.0, 20.0), ("correct", 20.0, 21.0)]
 
@@ -464,7 +464,7 @@ def test_with_drain_stop_a_timing_stops_a_kernel_attribution_in_progress(tmp_pat
     # a timing that asks meanwhile, like a correctness trial. On a CPU the harness reads no
     # kernels, so the problem is made to look as if it had some, and the candidate's forward
     # turns slow once the attribution begins.
-    from pytest_kernelbench import evaluation
+    from pytest_kernelbench.judge import evaluation
 
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
     slow = tmp_path / "slow"
@@ -488,7 +488,8 @@ def test_the_attribute_stage_lets_a_waiting_timing_in_between_its_pieces(tmp_pat
     # of work, not after the whole stage with every other worker stopped behind it.
     from pathlib import Path
 
-    from pytest_kernelbench import Session, devices, roofline
+    from pytest_kernelbench import Session
+    from pytest_kernelbench.gpu import devices, roofline
 
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
     relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
@@ -518,7 +519,8 @@ def test_the_attribute_stage_lets_a_waiting_timing_in_between_its_pieces(tmp_pat
 def test_a_timing_whose_gpu_never_went_idle_says_so(tmp_path, monkeypatch):
     from pathlib import Path
 
-    from pytest_kernelbench import Session, devices
+    from pytest_kernelbench import Session
+    from pytest_kernelbench.gpu import devices
 
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
     monkeypatch.setattr(devices, "wait_for_idle", lambda device: False)
@@ -561,7 +563,7 @@ def test_a_thread_the_candidate_left_running_is_stopped_between_stages(tmp_path)
 
 
 def test_a_timing_marks_the_host_as_timing_and_shared_work_does_not(private_locks):
-    from pytest_kernelbench.devices import timing_in_progress
+    from pytest_kernelbench.gpu.devices import timing_in_progress
 
     assert not timing_in_progress()
     with device_lock("cpu", exclusive=False):
@@ -599,7 +601,8 @@ def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp
     # timing of every other worker waits the minute the build takes.
     from pathlib import Path
 
-    from pytest_kernelbench import Session, builds
+    from pytest_kernelbench import Session
+    from pytest_kernelbench.building import builds
 
     relu = Path(__file__).parent / "examples" / "problems" / "level1" / "2_ReLU.py"
     candidate = _relu_that_says_it_builds(tmp_path)
@@ -626,7 +629,7 @@ def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp
 
 
 def test_builds_stop_while_a_timing_runs_and_finish_afterwards(tmp_path):
-    from pytest_kernelbench import builds
+    from pytest_kernelbench.building import builds
 
     ticks = tmp_path / "ticks"
     candidate = tmp_path / "a.py"

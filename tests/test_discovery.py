@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench import discovery
+from pytest_kernelbench.suite import discovery
 
 EXAMPLES = Path(__file__).parent / "examples"
 

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench import evaluate, heartbeat, live
-from pytest_kernelbench.heartbeat import Board, Running, Snapshot
+from pytest_kernelbench import evaluate
+from pytest_kernelbench.plugin import live
+from pytest_kernelbench.reporting import heartbeat
+from pytest_kernelbench.reporting.heartbeat import Board, Running, Snapshot
 
 EXAMPLES = Path(__file__).parent / "examples"
 RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"

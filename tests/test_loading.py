@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench import evaluate, loading
+from pytest_kernelbench import evaluate
+from pytest_kernelbench.suite import loading
 
 FAST = {"device": "cpu", "trials": 2, "time_budget_s": 0.05, "p": 0.0}
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench import evaluate, lockstep
+from pytest_kernelbench import evaluate
+from pytest_kernelbench.judge import lockstep
 
 FAST = {"device": "cpu", "trials": 3, "time_budget_s": 0.05, "p": 0.0}
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench import confine, feedback, ncu
-from pytest_kernelbench.sandbox import Sandbox
+from pytest_kernelbench import confine
+from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.isolation.sandbox import Sandbox
+from pytest_kernelbench.reporting import feedback
 
 EXAMPLES = Path(__file__).parent / "examples"
 RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"
@@ -87,7 +89,7 @@ def test_ncu_starts_with_profiling_off_and_runs_this_module_on_the_request():
     line = ncu.command("/opt/ncu", Path("/tmp/log.csv"), Path("/tmp/request.json"))
     assert line[:3] == ["/opt/ncu", "--profile-from-start", "off"]
     assert ",".join(ncu.METRICS.values()) in line
-    assert line[-4:] == [sys.executable, "-m", "pytest_kernelbench.ncu", "/tmp/request.json"]
+    assert line[-4:] == [sys.executable, "-m", "pytest_kernelbench.isolation.ncu", "/tmp/request.json"]
 
 
 STAND_IN = f"""#!{sys.executable}

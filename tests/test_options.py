@@ -4,7 +4,7 @@ import argparse
 
 import pytest
 
-from pytest_kernelbench import options
+from pytest_kernelbench import settings as options
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -91,7 +91,7 @@ def test_without_a_problems_folder_the_suite_that_ships_is_used(pytester, monkey
     candidates = pytester.mkdir("mine")
     (candidates / "level1").mkdir()
     (candidates / "level1" / "19_ReLU.py").write_text("class ModelNew: pass\n")
-    result = pytester.runpytest("-p", "pytest_kernelbench.plugin", "-p", "no:cacheprovider",
+    result = pytester.runpytest("-p", "pytest_kernelbench.plugin.hooks", "-p", "no:cacheprovider",
                                 f"--kb-candidates={candidates}", "--collect-only", "-q",
                                 "--kb-level=1", "-k", "19_ReLU")
     result.stdout.fnmatch_lines(["level1/19_ReLU::test_compile[[]mine-s0[]]"])

@@ -7,10 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_kernelbench import faults, ordering
-from pytest_kernelbench.correctness import Verdict
-from pytest_kernelbench.evaluation import _Trials
-from pytest_kernelbench.sandbox import Fault, Reply
+from pytest_kernelbench import faults
+from pytest_kernelbench.gpu import ordering
+from pytest_kernelbench.isolation.sandbox import Fault, Reply
+from pytest_kernelbench.judge.evaluation import _Trials
+from pytest_kernelbench.suite.correctness import Verdict
 
 RIGHT, WRONG = "right", "wrong"
 

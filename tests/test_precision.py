@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from pytest_kernelbench import loading, precision
+from pytest_kernelbench.suite import loading, precision
 
 
 def test_profiles_follow_upstreams_versions():
@@ -80,7 +80,7 @@ def test_the_main_profile_holds_fp32_to_1e_4(kb):
 def test_the_audit_runs_the_suite_cast(capsys):
     from pathlib import Path
 
-    from pytest_kernelbench import audit
+    from pytest_kernelbench.suite import audit
 
     problems = Path(__file__).parent / "examples" / "problems"
     try:

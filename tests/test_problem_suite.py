@@ -11,9 +11,9 @@ import pytest
 import torch
 import yaml
 
-from pytest_kernelbench.discovery import find_problems
-from pytest_kernelbench.loading import import_file
-from pytest_kernelbench.manifest import load_manifest
+from pytest_kernelbench.suite.discovery import find_problems
+from pytest_kernelbench.suite.loading import import_file
+from pytest_kernelbench.suite.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "problems"

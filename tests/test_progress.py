@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench import progress
-from pytest_kernelbench.discovery import Candidate, Case, Problem
-from pytest_kernelbench.options import Settings
-from pytest_kernelbench.plugin import lost_interrupt
-from pytest_kernelbench.results import RunResults
+from pytest_kernelbench.plugin.hooks import lost_interrupt
+from pytest_kernelbench.reporting import progress
+from pytest_kernelbench.reporting.results import RunResults
+from pytest_kernelbench.settings import Settings
+from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
 
 RELU = Problem(1, 2, "ReLU", Path("level1/2_ReLU.py"))
 SCALE = Problem(1, 1, "Scale", Path("level1/1_Scale.py"))

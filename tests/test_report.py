@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_kernelbench import report
+from pytest_kernelbench.reporting import report
 
 
 def test_speed_items_that_neither_passed_nor_failed_are_counted_in_one_line():
@@ -15,7 +15,7 @@ def test_speed_items_that_neither_passed_nor_failed_are_counted_in_one_line():
 
 
 def test_feedback_on_a_time_the_harness_could_not_settle_says_it_is_correct():
-    from pytest_kernelbench import feedback
+    from pytest_kernelbench.reporting import feedback
 
     text = feedback.render({"problem": "level1/19_ReLU", "candidate_set": "mine", "sample": "s0",
                             "status": "inconclusive", "flags": []})

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_kernelbench import progress
-from pytest_kernelbench.discovery import Candidate, Case, Problem
-from pytest_kernelbench.options import Settings
-from pytest_kernelbench.results import RunResults
+from pytest_kernelbench.reporting import progress
+from pytest_kernelbench.reporting.results import RunResults
+from pytest_kernelbench.settings import Settings
+from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
 
 
 def case(problem_id: int) -> Case:

@@ -4,7 +4,7 @@ import json
 import shutil
 from pathlib import Path
 
-from pytest_kernelbench import cli, resume
+from pytest_kernelbench.reporting import cli, resume
 
 EXAMPLES = Path(__file__).parent / "examples"
 FAST = ("--kb-trials=1", "--kb-p=0")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kernelbench import confine, faults
-from pytest_kernelbench.sandbox import Fault, Sandbox, seconds, violation
+from pytest_kernelbench.isolation.sandbox import Fault, Sandbox, seconds, violation
 
 EXAMPLES = Path(__file__).parent / "examples"
 RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"

@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench.discovery import Candidate, Case, Problem
-from pytest_kernelbench.schedule import (
+from pytest_kernelbench.plugin.schedule import (
     CostsError,
     builds_last,
     expected_cost,
@@ -15,6 +14,7 @@ from pytest_kernelbench.schedule import (
     read_costs,
     shard_of,
 )
+from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
 
 
 def _case(level: int, pid: int, set_name: str = "a", candidate: bool = True) -> Case:

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from pytest_kernelbench import scoring
+from pytest_kernelbench.reporting import scoring
 
 
 def record(problem_id, correct=True, speedup=None, sample="s0", level=1, set_name="r1",
@@ -75,7 +75,7 @@ def test_pass_at_k_over_problems_counts_a_problem_without_candidates_as_failed()
 
 
 def test_the_summary_table_and_its_notes_fit_in_a_hundred_columns():
-    from pytest_kernelbench import report
+    from pytest_kernelbench.reporting import report
 
     rows = [scoring.SetSummary("reference", level, 250, 0, 250, 250, {0.0: 1.0, 1.0: 0.333,
                                                                       2.0: 0.125}, 10.959)

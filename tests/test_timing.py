@@ -11,7 +11,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from pytest_kernelbench import baselines, builds, roofline, timing
+from pytest_kernelbench.building import builds
+from pytest_kernelbench.gpu import roofline, timing
+from pytest_kernelbench.judge import baselines
 
 
 def test_the_rse_of_the_median_shrinks_with_more_samples_and_ignores_outliers():
@@ -401,7 +403,7 @@ def test_on_a_cuda_run_a_build_gated_on_a_gpu_happens_in_the_build_process(tmp_p
                        "def get_inputs():\n    return [torch.randn(4)]\n"
                        "def get_init_inputs():\n    return []\n")
     env = {**os.environ, **builds.build_env(tmp_path / "ext", "9.0"), "CUDA_VISIBLE_DEVICES": ""}
-    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.builds", str(candidate),
+    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.building.builds", str(candidate),
                            str(problem)], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert list((tmp_path / "ext").rglob("kb_gated*.so"))
@@ -437,7 +439,7 @@ def test_a_build_at_the_first_call_happens_in_the_build_process_and_nothing_afte
         f"        Path({str(tmp_path / 'after')!r}).write_text('ran')\n"
         "        return ext.twice(x)\n"))
     env = {**os.environ, **builds.build_env(tmp_path / "ext", "9.0"), "CUDA_VISIBLE_DEVICES": ""}
-    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.builds", str(candidate),
+    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.building.builds", str(candidate),
                            str(problem)], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert list((tmp_path / "ext").rglob("kb_first*.so")) and "first call: built" in done.stderr
@@ -459,7 +461,7 @@ def test_a_first_call_that_makes_its_output_on_the_gpu_before_building_builds_ah
         "        ext = load_inline(name='kb_made_first', cpp_sources=SRC, functions=['twice'])\n"
         "        return out.copy_(ext.twice(x))\n"))
     env = {**os.environ, **builds.build_env(tmp_path / "ext", "9.0"), "CUDA_VISIBLE_DEVICES": ""}
-    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.builds", str(candidate),
+    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.building.builds", str(candidate),
                            str(problem)], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert list((tmp_path / "ext").rglob("kb_made_first*.so")), done.stderr
@@ -468,7 +470,7 @@ def test_a_first_call_that_makes_its_output_on_the_gpu_before_building_builds_ah
 def test_under_the_build_process_stand_in_what_asks_for_the_gpu_stays_on_the_cpu():
     import torch
 
-    from pytest_kernelbench import gpu_stand_ins
+    from pytest_kernelbench.building import gpu_stand_ins
 
     with gpu_stand_ins.cuda_on_cpu():
         made = [torch.zeros(2, device="cuda"), torch.empty(2, device=torch.device("cuda", 0)),
@@ -487,7 +489,7 @@ def test_a_first_call_that_builds_nothing_is_cut_off(tmp_path):
 
     candidate, problem = _first_call_files(tmp_path, "        time.sleep(600)\n")
     script = ("import sys; from pathlib import Path; from pytest_kernelbench import builds\n"
-              "from pytest_kernelbench.loading import import_file\n"
+              "from pytest_kernelbench.suite.loading import import_file\n"
               "module = import_file(Path(sys.argv[1]), 'kb_build')\n"
               "model, problem = builds.construct(module, Path(sys.argv[2]))\n"
               "builds.first_call(model, problem, seems_cuda=False, limit_s=0.5)\n")

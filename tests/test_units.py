@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from pytest_kernelbench import correctness, faults, loading, timing, upstream
-from pytest_kernelbench.evaluation import worth_profiling
-from pytest_kernelbench.kernels import custom_kernels
-from pytest_kernelbench.scan import scan_source
+from pytest_kernelbench import faults
+from pytest_kernelbench.gpu import timing
+from pytest_kernelbench.gpu.kernels import custom_kernels
+from pytest_kernelbench.judge import upstream
+from pytest_kernelbench.judge.evaluation import worth_profiling
+from pytest_kernelbench.suite import correctness, loading
+from pytest_kernelbench.suite.scan import scan_source
 
 NINJA_LOG = """Error building extension 'ext': [1/2] c++ -MMD -MF main.o.d -isystem /usr/include
 /tmp/ext/main.cpp:6:22: error: expected ';' before '}' token
@@ -71,7 +74,7 @@ def test_kernels_no_source_names_are_pytorchs_own_choices():
 
 
 def test_a_kernels_identifier_is_read_from_its_demangled_name():
-    from pytest_kernelbench.kernels import base_name
+    from pytest_kernelbench.gpu.kernels import base_name
 
     assert base_name("void ns::relu_kernel<4, (anonymous namespace)::F>(float*, int)") == \
         "relu_kernel"
@@ -117,7 +120,7 @@ def test_kernels_are_profiled_only_where_the_answer_matters(speedup, interval, r
 
 
 def test_the_items_of_one_case_share_a_scheduling_scope():
-    from pytest_kernelbench.plugin import case_scope
+    from pytest_kernelbench.plugin.hooks import case_scope
 
     stages = [f"level1/1_Scale::test_{stage}[good-s0]" for stage in ("compile", "correct", "speed")]
     assert {case_scope(nodeid) for nodeid in stages} == {"level1/1_Scale[good-s0]"}
@@ -168,7 +171,7 @@ def test_upstream_rules_check_elements_only_and_report_a_ratio_of_means():
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64])
 def test_upstreams_check_read_in_blocks_says_what_torch_allclose_says(dtype):
-    from pytest_kernelbench.correctness import BLOCK
+    from pytest_kernelbench.suite.correctness import BLOCK
 
     torch.manual_seed(0)
     expected = torch.randn(3, BLOCK + 7).to(dtype)
@@ -186,7 +189,7 @@ def test_upstreams_check_read_in_blocks_says_what_torch_allclose_says(dtype):
 
 
 def test_a_cheat_verdict_names_unordered_streams_where_the_candidate_makes_them():
-    from pytest_kernelbench.evaluation import stream_hint
+    from pytest_kernelbench.judge.evaluation import stream_hint
 
     assert "not ordered after the caller's" in stream_hint(
         {"static_scan": ["line 5: creates CUDA streams (work may escape timing)"]})
@@ -194,7 +197,8 @@ def test_a_cheat_verdict_names_unordered_streams_where_the_candidate_makes_them(
 
 
 def test_the_record_type_and_the_shipped_schema_name_the_same_fields():
-    from pytest_kernelbench import record, report
+    from pytest_kernelbench import record
+    from pytest_kernelbench.reporting import report
 
     assert set(record.Record.__annotations__) == record.record_fields()
     assert record.schema()["properties"]["schema_version"]["const"] == report.SCHEMA_VERSION
@@ -209,7 +213,7 @@ def test_the_record_type_and_the_shipped_schema_name_the_same_fields():
     (38e-6, 105e-6, False),   # only the candidate's bursts slowed: work hidden between calls
 ])
 def test_a_busy_host_is_told_from_hidden_time(timed, baseline_wall, slow):
-    from pytest_kernelbench.timing import host_was_slow
+    from pytest_kernelbench.gpu.timing import host_was_slow
 
     assert host_was_slow(10e-6, 40e-6, timed, 100e-6, baseline_wall, "cpu") is slow
 
@@ -223,7 +227,7 @@ def test_a_busy_host_is_told_from_hidden_time(timed, baseline_wall, slow):
 ])
 def test_on_a_gpu_a_launch_bound_burst_is_told_from_hidden_work(reported, wall, baseline_reported,
                                                                  baseline_wall, slow):
-    from pytest_kernelbench.timing import host_was_slow
+    from pytest_kernelbench.gpu.timing import host_was_slow
 
     # a GPU burst carries no figure of the worker's own timer
     assert host_was_slow(reported, wall, float("inf"), baseline_reported, baseline_wall,
@@ -231,7 +235,7 @@ def test_on_a_gpu_a_launch_bound_burst_is_told_from_hidden_work(reported, wall, 
 
 
 def test_the_summary_says_when_speedups_rest_on_too_few_calls_for_an_interval():
-    from pytest_kernelbench import report
+    from pytest_kernelbench.reporting import report
 
     def timed(n: int, interval: list[float]) -> dict:
         return {"speedup": 0.45, "speedup_interval": interval,
@@ -281,7 +285,7 @@ class FakeDriver:
 
 
 def test_kernel_names_are_read_from_every_node_of_a_graph_and_its_children(monkeypatch):
-    from pytest_kernelbench import kernels
+    from pytest_kernelbench.gpu import kernels
 
     fake = FakeDriver({1: [(kernels.NODE_KERNEL, "_Z11relu_kernelPKfPfi"),
                            (kernels.NODE_MEMSET, None), (kernels.NODE_CHILD_GRAPH, 2),
@@ -297,7 +301,7 @@ def test_kernel_names_are_read_from_every_node_of_a_graph_and_its_children(monke
 
 
 def test_mangled_kernel_names_read_as_the_profiler_shows_them():
-    from pytest_kernelbench.kernels import LIBRARY_KERNEL, demangle
+    from pytest_kernelbench.gpu.kernels import LIBRARY_KERNEL, demangle
 
     aten = demangle("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEE"
                     "St5arrayIPcLm1EEEEviT0_T1_")

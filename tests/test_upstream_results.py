@@ -7,7 +7,8 @@ import json
 import jsonschema
 import pytest
 
-from pytest_kernelbench import cli, record, upstream_results
+from pytest_kernelbench import record
+from pytest_kernelbench.reporting import cli, upstream_results
 
 # The layout upstream's eval_from_generations.py writes (problem id -> samples), and the
 # eager timing file its analysis divides by (level -> problem file -> mean in ms).

@@ -9,7 +9,7 @@ import threading
 import pytest
 import torch
 
-from pytest_kernelbench import wire
+from pytest_kernelbench.isolation import wire
 
 
 def round_trip(value):

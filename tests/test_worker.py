@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from pytest_kernelbench import faults, loading, wire
-from pytest_kernelbench.worker import Worker
+from pytest_kernelbench import faults
+from pytest_kernelbench.isolation import wire
+from pytest_kernelbench.isolation.worker import Worker
+from pytest_kernelbench.suite import loading
 
 EXAMPLES = Path(__file__).parent / "examples"
 RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"

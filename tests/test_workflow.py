@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from pytest_kernelbench import cli
+from pytest_kernelbench.reporting import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "kernelbench.yml"
@@ -77,7 +77,7 @@ def test_the_merge_jobs_commands_run_on_shard_reports(kb, monkeypatch, capsys):
 
 
 def test_plots_are_written_for_a_run_and_from_reports(kb, tmp_path):
-    from pytest_kernelbench import cli
+    from pytest_kernelbench.reporting import cli
 
     result = kb.run("good", "slightly_off", args=("--kb-p=0", "--kb-trials=1",
                                                   f"--kb-plot={tmp_path / 'run'}"))

@@ -18,33 +18,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import (
-    baselines,
-    builds,
-    correctness,
-    devices,
-    faults,
-    loading,
-    lockstep,
-    ncu,
-    nested,
-    ordering,
-    precision,
-    roofline,
-    timing,
-    upstream,
-    wire,
-)
-from pytest_kernelbench.devices import device_lock, use_device
-from pytest_kernelbench.discovery import Case
-from pytest_kernelbench.integrity import ProblemDigests
-from pytest_kernelbench.kernels import custom_kernels, launched_kernels
-from pytest_kernelbench.lockstep import Lockstep
-from pytest_kernelbench.manifest import Entry
-from pytest_kernelbench.options import Settings
-from pytest_kernelbench.report import driver_version, summary_ps
-from pytest_kernelbench.sandbox import Fault, Sandbox
-from pytest_kernelbench.scan import scan_source
+from pytest_kernelbench import faults, nested
+from pytest_kernelbench.building import builds
+from pytest_kernelbench.gpu import devices, ordering, roofline, timing
+from pytest_kernelbench.gpu.devices import device_lock, use_device
+from pytest_kernelbench.gpu.kernels import custom_kernels, launched_kernels
+from pytest_kernelbench.isolation import ncu, wire
+from pytest_kernelbench.isolation.sandbox import Fault, Sandbox
+from pytest_kernelbench.judge import baselines, lockstep, upstream
+from pytest_kernelbench.judge.lockstep import Lockstep
+from pytest_kernelbench.reporting.report import driver_version, summary_ps
+from pytest_kernelbench.settings import Settings
+from pytest_kernelbench.suite import correctness, loading, precision
+from pytest_kernelbench.suite.discovery import Case
+from pytest_kernelbench.suite.integrity import ProblemDigests
+from pytest_kernelbench.suite.manifest import Entry
+from pytest_kernelbench.suite.scan import scan_source
 
 CUDA_ONLY = re.compile(r"__global__|cuda_sources|\.cuda\(\)|device\s*=\s*['\"]cuda")
 INPUT_SEED_OFFSET = 1_000  # trial t draws inputs with seed + INPUT_SEED_OFFSET + t

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 
-from pytest_kernelbench import faults, feedback, report, resume, scoring, upstream
-from pytest_kernelbench.options import Settings
+from pytest_kernelbench import faults
+from pytest_kernelbench.judge import upstream
+from pytest_kernelbench.reporting import feedback, report, resume, scoring
+from pytest_kernelbench.settings import Settings
 
 # Every xdist worker plans every build; the one that ran it says more than those that found it
 # done or waited for it.
@@ -139,7 +141,7 @@ class RunResults:
         folder = self.settings.plot_dir
         if folder is None or not self.records:
             return None
-        from pytest_kernelbench import plots
+        from pytest_kernelbench.reporting import plots
 
         try:
             written = plots.write_plots(list(self.records.values()), self.settings.p, folder)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_kernelbench import ncu
+from pytest_kernelbench.isolation import ncu
 
 STAGES = ("compile", "correct", "speed")
 DETAIL_LINES = 12  # of the traceback or compiler output, the candidate's own frames first

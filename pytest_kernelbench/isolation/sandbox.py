@@ -21,7 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import builds, confine, devices, faults, loading, wire
+from pytest_kernelbench import confine, faults
+from pytest_kernelbench.building import builds
+from pytest_kernelbench.gpu import devices
+from pytest_kernelbench.isolation import wire
+from pytest_kernelbench.suite import loading
 
 LOG_TAIL_BYTES = 2000
 # Starting the zygote (interpreter plus `import torch`) or a child is charged to no candidate.
@@ -368,7 +372,7 @@ class Sandbox:
     def _start_zygote(self) -> None:
         parent_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.zygote = subprocess.Popen(
-            [sys.executable, "-m", "pytest_kernelbench.worker", str(zygote_end.fileno())],
+            [sys.executable, "-m", "pytest_kernelbench.isolation.worker", str(zygote_end.fileno())],
             pass_fds=(zygote_end.fileno(),), stdin=subprocess.DEVNULL, stdout=self.log,
             stderr=subprocess.STDOUT, env=self.env)
         zygote_end.close()

@@ -179,7 +179,7 @@ def traced_kernels(call, device: str) -> list[str]:
     until device has finished its work; CuptiError where CUPTI cannot answer."""
     import torch
 
-    from pytest_kernelbench.kernels import demangle
+    from pytest_kernelbench.gpu.kernels import demangle
 
     def whole() -> None:
         call()

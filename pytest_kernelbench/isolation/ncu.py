@@ -5,7 +5,7 @@ kernel ran, how close it came to the memory and SM throughput limits, and how fu
 were. Nothing here feeds a verdict.
 
 Nsight Compute must start the process it profiles, so the call runs in a process of its own
-under `ncu`, not in the sandbox worker: `python -m pytest_kernelbench.ncu REQUEST.json` loads
+under `ncu`, not in the sandbox worker: `python -m pytest_kernelbench.isolation.ncu REQUEST.json` loads
 the candidate as the worker does (the same request; once CUDA is up, confined to the same files,
 though free to talk to ncu: TCP, sockets and signals outside its domain), calls it once to warm
 up, and calls it once more between cudaProfilerStart and Stop.
@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pytest_kernelbench.kernels import base_name
+from pytest_kernelbench.gpu.kernels import base_name
 
 # what the feedback calls each figure -> the Nsight Compute metric it is read from
 METRICS = {
@@ -53,7 +53,7 @@ def command(ncu: str, log_path: Path, request_path: Path) -> list[str]:
     return [ncu, "--profile-from-start", "off", "--target-processes", "all",
             "--launch-count", str(KERNEL_LIMIT), "--metrics", ",".join(METRICS.values()),
             "--csv", "--page", "raw", "--print-units", "base", "--log-file", str(log_path),
-            sys.executable, "-m", "pytest_kernelbench.ncu", str(request_path)]
+            sys.executable, "-m", "pytest_kernelbench.isolation.ncu", str(request_path)]
 
 
 def parse(text: str, own: list[str]) -> list[dict]:
@@ -169,7 +169,8 @@ def profile_one(request_path: Path) -> int:
     """The body that runs under ncu: one warm-up call, then one profiled call."""
     import torch
 
-    from pytest_kernelbench import loading, worker
+    from pytest_kernelbench.isolation import worker
+    from pytest_kernelbench.suite import loading
 
     request = json.loads(request_path.read_text())
     device = request["device"]

@@ -71,8 +71,8 @@ def launched_kernels(model, inputs: list, other_inputs: list, device: str,
     checks the graph (captured_kernels)."""
     import torch
 
-    from pytest_kernelbench.cupti import CuptiError, traced_kernels
-    from pytest_kernelbench.timing import forward_async
+    from pytest_kernelbench.gpu.cupti import CuptiError, traced_kernels
+    from pytest_kernelbench.gpu.timing import forward_async
 
     forward_async(model, inputs)  # lazy builds and autotuning stay out of what is read
     torch.cuda.synchronize(device)
@@ -110,7 +110,7 @@ def captured_kernels(model, inputs: list, other_inputs: list, device: str) -> li
     """
     import torch
 
-    from pytest_kernelbench.timing import clone_output, forward_async, outputs_agree, poison, refill
+    from pytest_kernelbench.gpu.timing import clone_output, forward_async, outputs_agree, poison, refill
 
     buffers = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
     try:

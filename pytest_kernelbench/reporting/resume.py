@@ -16,7 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench.discovery import Case
+from pytest_kernelbench.suite.discovery import Case
 
 # The settings a record's verdict and figures depend on; paths, selection, parallelism and
 # scheduling do not change what a case gives.

@@ -142,7 +142,7 @@ def set_numerics(precision: str = "fp32", tf32: str = "off") -> None:
     """
     import torch
 
-    from pytest_kernelbench.precision import torch_dtype
+    from pytest_kernelbench.suite.precision import torch_dtype
 
     _NUMERICS.update(dtype=torch_dtype(precision), tf32=tf32 == "allow")
     torch.backends.cuda.matmul.allow_tf32 = _NUMERICS["tf32"]

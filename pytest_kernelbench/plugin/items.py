@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_kernelbench.evaluation import Outcome
-from pytest_kernelbench.integrity import ProblemChanged
+from pytest_kernelbench.judge.evaluation import Outcome
+from pytest_kernelbench.suite.integrity import ProblemChanged
 
 STAGES = ("test_compile", "test_correct", "test_speed")
 

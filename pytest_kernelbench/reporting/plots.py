@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from pytest_kernelbench import scoring
+from pytest_kernelbench.reporting import scoring
 
 
 class PlotError(Exception):

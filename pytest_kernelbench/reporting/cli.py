@@ -22,7 +22,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_kernelbench import faults, report, resume, scoring, upstream, upstream_results
+from pytest_kernelbench import faults
+from pytest_kernelbench.judge import upstream
+from pytest_kernelbench.reporting import report, resume, scoring, upstream_results
 
 
 class MergeError(Exception):
@@ -358,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kernelbench-report: {exc}", file=sys.stderr)
         return 2
     if args.command == "plot":
-        from pytest_kernelbench import plots
+        from pytest_kernelbench.reporting import plots
 
         try:
             written = plots.write_plots(merged["results"], float(merged["config"].get("p", 1.0)),

@@ -25,14 +25,14 @@ from typing import IO, Any
 
 import pytest
 
-from pytest_kernelbench.heartbeat import (
+from pytest_kernelbench.reporting.heartbeat import (
     REDRAW_S,
     Board,
     Ticker,
     heartbeat_text,
     live_text,
 )
-from pytest_kernelbench.progress import item_finished
+from pytest_kernelbench.reporting.progress import item_finished
 
 # Below pytest's current line, then back to where its next character goes: "\n" also scrolls
 # a screen whose last line pytest's line is, where a saved cursor position would not follow.

@@ -1,6 +1,6 @@
 """The sandbox worker: a separate process that imports and runs untrusted candidate code.
 
-Started by sandbox.Sandbox as `python -m pytest_kernelbench.worker READ_FD WRITE_FD`. It answers
+Started by sandbox.Sandbox as `python -m pytest_kernelbench.isolation.worker READ_FD WRITE_FD`. It answers
 one request at a time: load a candidate, run it on one draw of inputs, or time it beside the
 eager reference. Every reply is a wire message (JSON and raw tensor bytes), never a pickle.
 """
@@ -17,7 +17,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pytest_kernelbench import builds, confine, faults, kernels, loading, nested, ordering, timing, wire
+from pytest_kernelbench import confine, faults, nested
+from pytest_kernelbench.building import builds
+from pytest_kernelbench.gpu import kernels, ordering, timing
+from pytest_kernelbench.isolation import wire
+from pytest_kernelbench.suite import loading
 
 # The unused GPU memory a worker keeps cached between two requests of one stage: small
 # beside a device's memory, even with one worker per core of a 16-core host.

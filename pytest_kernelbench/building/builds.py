@@ -7,7 +7,7 @@ extension folder, named by a digest of its source and the toolchain (torch, CUDA
 target architectures): the same source reuses its build across runs, candidate sets and
 machines sharing the cache, and two candidates that pick the same
 extension name never overwrite each other. The missing builds run in parallel while the items
-run (BuildPool), each in its own `python -m pytest_kernelbench.builds FILE` process with no GPU
+run (BuildPool), each in its own `python -m pytest_kernelbench.building.builds FILE` process with no GPU
 visible (a build needs none), so the GPU is never idle waiting on nvcc one candidate at a time;
 a case's compile item waits for its own build only. Concurrent pytest-xdist workers share the
 work: each build holds a lock on its folder; a worker starts the builds no one holds, an item
@@ -35,7 +35,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_kernelbench import confine, devices, faults, gpu_stand_ins
+from pytest_kernelbench import confine, faults
+from pytest_kernelbench.building import gpu_stand_ins
+from pytest_kernelbench.gpu import devices
 
 NEEDS_BUILD = re.compile(r"\bcpp_extension\b|\bload_inline\b")
 BUILT_MARKER = ".kb-built"
@@ -343,7 +345,7 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
         scratch.mkdir(exist_ok=True)
         env[confine.ENV_VAR] = confine.policy_for(build.candidate, build.problem, scratch,
                                                   build.folder, list(protected)).to_json()
-    command = [sys.executable, "-m", "pytest_kernelbench.builds", str(build.candidate)]
+    command = [sys.executable, "-m", "pytest_kernelbench.building.builds", str(build.candidate)]
     if build.problem is not None:
         command.append(str(build.problem))
     with open(build.folder / LOG_FILE, "wb") as log:
@@ -537,7 +539,7 @@ def construct(candidate_module, problem_path: Path):
     build in __init__ happens here, ahead, rather than in its compile item. Its failure
     (e.g. a .cuda() with no GPU visible) is not the build's: the item judges construction.
     Returns the model and the problem's module (None for what could not be made)."""
-    from pytest_kernelbench.loading import build_model, import_file, make_init_args
+    from pytest_kernelbench.suite.loading import build_model, import_file, make_init_args
 
     cls = getattr(candidate_module, "ModelNew", None)
     if not isinstance(cls, type):
@@ -571,7 +573,7 @@ def first_call(model, problem, seems_cuda: bool, limit_s: float = FIRST_CALL_S) 
     import torch
     import torch.utils.cpp_extension as cpp_extension
 
-    from pytest_kernelbench.loading import make_inputs
+    from pytest_kernelbench.suite.loading import make_inputs
 
     run = cpp_extension._run_ninja_build
     building = threading.Event()
@@ -617,7 +619,7 @@ def main(argv: list[str]) -> int:
     if policy:  # first, while this interpreter runs one thread and no candidate code
         applied = confine.enter(confine.Policy.from_json(policy))
         print(f"confinement: {applied.describe()}", file=sys.stderr)
-    from pytest_kernelbench.loading import import_candidate
+    from pytest_kernelbench.suite.loading import import_candidate
 
     echo_build_errors()
     cuda_run = bool(os.environ.get("TORCH_CUDA_ARCH_LIST"))  # set for CUDA runs only

@@ -86,7 +86,8 @@ def ordered_forward(model, inputs: list, device: str, order: str) -> Any:
     right after forward returned."""
     import torch
 
-    from pytest_kernelbench import nested, timing
+    from pytest_kernelbench import nested
+    from pytest_kernelbench.gpu import timing
 
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")

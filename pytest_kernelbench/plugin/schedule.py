@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pytest_kernelbench.discovery import Case
+from pytest_kernelbench.suite.discovery import Case
 
 # Without any measurement: a rough cost per level in seconds (architectures outweigh operators).
 LEVEL_GUESS_S = {1: 2.0, 2: 3.0, 3: 8.0}

@@ -10,28 +10,22 @@ from typing import Any
 
 import pytest
 
-from pytest_kernelbench import (
-    confine,
-    devices,
-    discovery,
-    live,
-    loading,
-    ncu,
-    options,
-    progress,
-    report,
-    resume,
-    schedule,
-)
-from pytest_kernelbench.devices import bind_device
-from pytest_kernelbench.integrity import ProblemDigests
-from pytest_kernelbench.loading import problem_defect
-from pytest_kernelbench.manifest import Entry, load_manifest
-from pytest_kernelbench.progress import case_key
-from pytest_kernelbench.results import RunResults, build_entries
-from pytest_kernelbench.suite import STAGES
+from pytest_kernelbench import confine
+from pytest_kernelbench.gpu import devices
+from pytest_kernelbench.gpu.devices import bind_device
+from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.plugin import live, options, schedule
+from pytest_kernelbench.plugin.items import STAGES
+from pytest_kernelbench.reporting import progress, report, resume
+from pytest_kernelbench.reporting.progress import case_key
+from pytest_kernelbench.reporting.results import RunResults, build_entries
+from pytest_kernelbench.settings import Settings
+from pytest_kernelbench.suite import discovery, loading
+from pytest_kernelbench.suite.integrity import ProblemDigests
+from pytest_kernelbench.suite.loading import problem_defect
+from pytest_kernelbench.suite.manifest import Entry, load_manifest
 
-SUITE_FILE = Path(__file__).with_name("suite.py")
+SUITE_FILE = Path(__file__).with_name("items.py")
 MARKERS = {
     "kb_compile": "KernelBench stage: import, build and construct the candidate",
     "kb_correct": "KernelBench stage: compare the candidate's outputs with the reference's",
@@ -59,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def kb_evaluator(request: pytest.FixtureRequest):
-    from pytest_kernelbench.evaluation import Evaluator
+    from pytest_kernelbench.judge.evaluation import Evaluator
 
     run = request.config.stash[RUN_KEY]
     evaluator = Evaluator(run.settings, run.device, run.manifest, run.problem_digests,
@@ -77,7 +71,7 @@ def kb_evaluator(request: pytest.FixtureRequest):
 class KernelBenchRun:
     """The state of one evaluation run, registered as a plugin while the run is active."""
 
-    def __init__(self, config: pytest.Config, settings: options.Settings, device: str,
+    def __init__(self, config: pytest.Config, settings: Settings, device: str,
                  problems: list[discovery.Problem], cases: list[discovery.Case],
                  manifest: dict):
         self.config = config
@@ -110,7 +104,7 @@ class KernelBenchRun:
         self.started_s = time.time()  # before the builds: what they build counts as this run's
 
     @classmethod
-    def start(cls, config: pytest.Config, settings: options.Settings) -> KernelBenchRun:
+    def start(cls, config: pytest.Config, settings: Settings) -> KernelBenchRun:
         loading.use_huge_pages()  # before collection loads problems and their inputs
         try:
             all_problems = discovery.find_problems(settings.problems_dir, settings.levels)
@@ -381,7 +375,7 @@ class KernelBenchRun:
         report = yield
         problem = item.parent.stash.get(PROBLEM_KEY, None) if item.parent else None
         if problem is not None:
-            # Headings and skip lines name the problem, not the plugin's own suite.py.
+            # Headings and skip lines name the problem, not the plugin's own items.py.
             path, lineno, _ = report.location
             report.location = (path, lineno, item.nodeid)
             if report.skipped and isinstance(report.longrepr, tuple):
@@ -445,15 +439,15 @@ class KernelBenchRun:
             terminalreporter.write_line(self.plot_line)
 
 
-def prebuild(config: pytest.Config, settings: options.Settings, device: str,
+def prebuild(config: pytest.Config, settings: Settings, device: str,
              cases: list[discovery.Case], lines: list[str]) -> tuple[list, Any]:
     """Start building the selected candidates' extensions, in parallel and in the background
     while the items run: (the builds, the pool building them, or None where none is needed).
     Progress goes to lines, for the main thread to print."""
     import os
 
-    from pytest_kernelbench import builds
-    from pytest_kernelbench.evaluation import cuda_arch, needs_cuda
+    from pytest_kernelbench.building import builds
+    from pytest_kernelbench.judge.evaluation import cuda_arch, needs_cuda
 
     workers = getattr(config, "workerinput", {}).get("workercount", 1)  # 1 outside xdist
     # Every worker runs a share of one pool sized to the cores. No core is kept back for the
@@ -499,7 +493,7 @@ def prebuild(config: pytest.Config, settings: options.Settings, device: str,
 
 def candidate_builds(case: discovery.Case) -> bool:
     """Whether the case's candidate builds a C++/CUDA extension."""
-    from pytest_kernelbench import builds
+    from pytest_kernelbench.building import builds
 
     return case.candidate is not None and \
         builds.needs_build(case.candidate.path.read_text(errors="replace"))

@@ -9,7 +9,7 @@ For every problem, on the chosen device:
   fits            peak device memory of reference + candidate (two models, two input sets) < 20 GB
   timeable        the eager reference runs >= 20 us (else: launch-bound, reported, kept)
 
-    python -m pytest_kernelbench.audit [--problems DIR] [--level 1,2] [--device cuda]
+    python -m pytest_kernelbench.suite.audit [--problems DIR] [--level 1,2] [--device cuda]
                                        [--max-bytes N] [-k SUBSTRING]
 
 On the CPU, problems whose inputs and outputs exceed --max-bytes are checked on the meta device
@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import correctness, faults, loading
-from pytest_kernelbench.discovery import Problem, find_problems
-from pytest_kernelbench.manifest import Entry, load_manifest
+from pytest_kernelbench import faults
 from pytest_kernelbench.nested import leaves, map_leaves, nbytes
-from pytest_kernelbench.options import parse_levels
+from pytest_kernelbench.settings import parse_levels
+from pytest_kernelbench.suite import correctness, loading
+from pytest_kernelbench.suite.discovery import Problem, find_problems
+from pytest_kernelbench.suite.manifest import Entry, load_manifest
 
 MEMORY_LIMIT_BYTES = 20e9
 LAUNCH_BOUND_S = 20e-6
@@ -204,7 +205,7 @@ def render(findings: list[Finding], show_all: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pytest_kernelbench.audit",
+    parser = argparse.ArgumentParser(prog="python -m pytest_kernelbench.suite.audit",
                                      description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--problems", default="problems", type=Path)
     parser.add_argument("--level", type=parse_levels, default=(1, 2, 3))

@@ -12,8 +12,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pytest_kernelbench.faults import MISSING, NOT_RUN, PROBLEM_ERROR
-from pytest_kernelbench.options import Settings
-from pytest_kernelbench.scoring import SetSummary
+from pytest_kernelbench.reporting.scoring import SetSummary
+from pytest_kernelbench.settings import Settings
 
 SCHEMA_VERSION = 5  # record.py and report.schema.json: bump with any change of fields
 

@@ -14,9 +14,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_kernelbench import wire
-from pytest_kernelbench.correctness import BLOCK
-from pytest_kernelbench.precision import PROFILES
+from pytest_kernelbench.isolation import wire
+from pytest_kernelbench.suite.correctness import BLOCK
+from pytest_kernelbench.suite.precision import PROFILES
 
 
 @dataclass

@@ -1,0 +1,152 @@
+"""The kernelbench options on pytest's command line and in ini files, read into Settings."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_kernelbench.settings import (
+    FIELD_DEFAULTS,
+    OPTIONS,
+    REPORT_DEFAULT,
+    Option,
+    Settings,
+    bundled_problems,
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kernelbench", "KernelBench kernel evaluation")
+    for option in OPTIONS:
+        text = option.help.replace("{default}", option.shown(option.default))
+        if option.kind == "switch":
+            group.addoption(option.flag, dest=option.dest, action="store_true", default=None,
+                            help=text)
+        elif option.kind == "dirs":
+            group.addoption(option.flag, dest=option.dest, action="append", default=[],
+                            metavar=option.metavar, help=text + " (ini: one per line)")
+        else:
+            group.addoption(option.flag, dest=option.dest, type=option.parse, default=None,
+                            metavar=option.metavar, help=text)
+        if not option.ini:
+            continue
+        ini_help = text.replace("%%", "%")
+        if option.kind == "switch":
+            parser.addini(option.dest, ini_help, type="bool")
+        elif option.kind == "dirs":
+            parser.addini(option.dest, ini_help, type="linelist")
+        else:
+            parser.addini(option.dest, ini_help, type="string")
+
+
+
+
+def read_settings(config: pytest.Config) -> Settings | None:
+    """Validated settings, or None when no candidate set was asked for (plugin stays idle)."""
+    cli_base = Path(config.invocation_params.dir)
+    ini_base = config.inipath.parent if config.inipath else config.rootpath
+
+    def given(option: Option) -> tuple[Any, Path] | None:
+        """(value, the folder a relative path in it is read from), or None when not given."""
+        value = config.getoption(option.dest)
+        if value not in (None, []):
+            return value, cli_base
+        if not option.ini:
+            return None
+        text = config.getini(option.dest)
+        if text in (None, "", []):
+            return None
+        if option.kind in ("switch", "dirs") or option.parse is None:
+            return text, ini_base
+        try:
+            return option.parse(text), ini_base
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini option {option.dest}: {exc}") from None
+
+    by_field = {option.field: option for option in OPTIONS}
+    sets = given(by_field["candidate_dirs"])
+    if sets is None:
+        return None
+    candidate_dirs = tuple(_existing_dir(text, sets[1], "--kb-candidates") for text in sets[0])
+    names = [path.name for path in candidate_dirs]
+    if len(set(names)) != len(names):
+        raise pytest.UsageError(
+            f"--kb-candidates: two sets share a folder name ({', '.join(names)}); "
+            "set names come from folder names and must differ"
+        )
+    problems = given(by_field["problems_dir"]) or ("problems", ini_base)
+    bundled = bundled_problems()
+    if problems[0] == "problems" and not (problems[1] / "problems").is_dir() and bundled:
+        problems = (str(bundled), bundled.parent)  # the suite that ships
+    report_text, report_base = given(by_field["report_path"]) or (REPORT_DEFAULT, ini_base)
+    report_path = None if report_text.lower() == "none" else report_base / report_text
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        if option.kind in ("dirs", "report", "costs") or option.field == "problems_dir":
+            continue
+        found = given(option)
+        if found is None:
+            continue
+        value, base = found
+        if option.kind == "path":
+            value = _optional_path(value, base)
+        elif option.kind == "file":
+            value = _existing_file(value, base, option.flag)
+        values[option.field] = option.to_field(value)
+    costs = given(by_field["costs_path"])
+    return Settings(
+        problems_dir=_existing_dir(problems[0], problems[1], "--kb-problems"),
+        candidate_dirs=candidate_dirs,
+        report_path=report_path,
+        costs_path=_costs_path(costs[0] if costs else None, costs[1] if costs else cli_base,
+                               report_path),
+        time_budget_s=float(_benchmark_option(config, "benchmark_max_time",
+                                              FIELD_DEFAULTS["time_budget_s"])),
+        min_rounds=int(_benchmark_option(config, "benchmark_min_rounds",
+                                         FIELD_DEFAULTS["min_rounds"])),
+        **values,
+    )
+
+
+def _benchmark_option(config: pytest.Config, name: str, default):
+    # Timing budgets follow pytest-benchmark's own options when that plugin is loaded.
+    try:
+        value = config.getoption(name)
+    except ValueError:
+        return default
+    return default if value is None else value
+
+
+def _optional_path(text: str | None, base: Path) -> Path | None:
+    return None if not text else (base / Path(text).expanduser()).resolve()
+
+
+def _costs_path(text: str | None, base: Path, report_path: Path | None) -> Path | None:
+    """--kb-costs as given (it must exist), else an earlier run's report when there is one."""
+    if text is None:
+        return report_path if report_path is not None and report_path.is_file() else None
+    if text.lower() == "none":
+        return None
+    path = (base / Path(text).expanduser()).resolve()
+    if not path.is_file():
+        raise pytest.UsageError(f"--kb-costs: no such file: {text}")
+    return path
+
+
+def _existing_dir(text: str, base: Path, option: str) -> Path:
+    path = (base / Path(text).expanduser()).resolve()
+    if not path.is_dir():
+        raise pytest.UsageError(f"{option}: no such folder: {text}")
+    return path
+
+
+def _existing_file(text: str | None, base: Path, option: str) -> Path | None:
+    if not text:
+        return None
+    path = (base / Path(text).expanduser()).resolve()
+    if not path.is_file():
+        raise pytest.UsageError(f"{option}: no such file: {text}")
+    return path
