@@ -58,7 +58,7 @@ run_eval() {  # $1: report name; the rest: pytest arguments
     local name="$1"; shift
     local start=$(date +%s)
     timeout -s INT "${KB_EVAL_LIMIT:-540}" python3 -m pytest -p no:cacheprovider -q -rfE \
-        --kb-device=cuda --kb-candidates=candidates/reference --kb-candidates=candidates/examples \
+        --kb-device=cuda --kb-candidates=builtin:reference --kb-candidates=candidates/examples \
         --kb-report="$out/$name.json" --benchmark-max-time="${KB_TIME_BUDGET:-1.0}" \
         "$@" 2>&1 | tee "$out/$name.log" | grep -v -E '^(level[0-9]|\s*$)' | grep -v '^test_speed' | tail -40
     echo "wall time: $(( $(date +%s) - start )) s"
@@ -162,7 +162,7 @@ if [[ " $sections " == *" compile "* ]]; then
     echo "== torch.compile candidates ($*)"
     start=$(date +%s)
     timeout -s INT "${KB_EVAL_LIMIT:-540}" python3 -m pytest -p no:cacheprovider -q \
-        -n "${KB_WORKERS:-1}" --kb-device=cuda --kb-candidates=candidates/torch_compile \
+        -n "${KB_WORKERS:-1}" --kb-device=cuda --kb-candidates=builtin:torch_compile \
         --kb-report="$out/compile-report.json" --benchmark-max-time="${KB_TIME_BUDGET:-0.5}" \
         "$@" >"$out/compile-run.log" 2>&1
     echo "wall time: $(( $(date +%s) - start )) s"
@@ -178,7 +178,7 @@ if [[ " $sections " == *" handwritten "* ]]; then
     start=$(date +%s)
     timeout -s INT "${KB_EVAL_LIMIT:-540}" python3 -m pytest -p no:cacheprovider -q \
         -n "${KB_WORKERS:-4}" --kb-device=cuda --kb-candidates=candidates/handwritten \
-        --kb-candidates=candidates/torch_compile -k "$pick" --kb-report="$out/handwritten.json" \
+        --kb-candidates=builtin:torch_compile -k "$pick" --kb-report="$out/handwritten.json" \
         --benchmark-max-time="${KB_TIME_BUDGET:-0.5}" "$@" >"$out/handwritten.log" 2>&1
     echo "wall time: $(( $(date +%s) - start )) s"
     tail -n 1 "$out/handwritten.log"
@@ -194,7 +194,7 @@ fi
 if [[ " $sections " == *" graph "* ]]; then
     echo "== CUDA-graph timing on launch-bound level-1 problems"
     python3 -m pytest -p no:cacheprovider -q -rfE --kb-device=cuda --kb-timing=graph --kb-level=1 \
-        --kb-candidates=candidates/reference --kb-candidates=candidates/examples \
+        --kb-candidates=builtin:reference --kb-candidates=candidates/examples \
         -k "19_ReLU or 25_Swish or 30_Softsign or 23_Softmax or 9_Tall" \
         --kb-report="$out/graph-report.json" >"$out/graph-run.log" 2>&1
     tail -n 1 "$out/graph-run.log"
@@ -208,7 +208,7 @@ if [[ " $sections " == *" baselines "* ]]; then
                    "cache2 --kb-baseline-cache=$out/baseline-cache" "auto --kb-timing=auto"; do
         name="${variant%% *}"; option="${variant#* }"
         python3 -m pytest -p no:cacheprovider -q --kb-device=cuda --kb-level=1 -k "$subset" \
-            --kb-candidates=candidates/reference --kb-candidates=candidates/examples "$option" \
+            --kb-candidates=builtin:reference --kb-candidates=candidates/examples "$option" \
             --kb-report="$out/baseline-$name.json" >"$out/baseline-$name.log" 2>&1
         echo "-- $name: $(tail -n 1 "$out/baseline-$name.log")"
         python3 -c "import json, sys; [print(' ', r['problem'], r['candidate_set'], r['status'], r.get('timing'), r.get('baseline_source'), r['speedup'] and round(r['speedup'], 3), r.get('flags')) for r in json.load(open(sys.argv[1]))['results'] if r['status'] != 'missing']" "$out/baseline-$name.json"
@@ -246,7 +246,7 @@ if [[ " $sections " == *" devices "* ]]; then
         [[ "$name" == first && "$last" == 0 ]] && continue  # one GPU: "last" ran on cuda:0
         echo "== devices: level 1 ($pick), $option"
         python3 -m pytest -p no:cacheprovider -q --kb-level=1 -k "$pick" --kb-trials=2 $option \
-            --kb-candidates=candidates/hostile-gpu --kb-candidates=candidates/reference \
+            --kb-candidates=candidates/hostile-gpu --kb-candidates=builtin:reference \
             --kb-candidates=candidates/examples --benchmark-max-time=0.2 \
             --kb-report="$out/devices-$name.json" >"$out/devices-$name.log" 2>&1
         tail -n 1 "$out/devices-$name.log"
@@ -266,7 +266,7 @@ if [[ " $sections " == *" confine "* ]]; then
     for mode in auto off; do
         python3 -m pytest -p no:cacheprovider -q --kb-device=cuda --kb-level=1 -k "$pick" \
             --kb-trials=2 --kb-confine=$mode --kb-candidates=candidates/hostile-gpu \
-            --kb-candidates=candidates/reference --kb-candidates=candidates/examples \
+            --kb-candidates=builtin:reference --kb-candidates=candidates/examples \
             --benchmark-max-time=0.2 --kb-report="$out/confine-sets-$mode.json" \
             >"$out/confine-sets-$mode.log" 2>&1
         echo "-- sets, --kb-confine=$mode: $(tail -n 1 "$out/confine-sets-$mode.log")"
@@ -296,7 +296,7 @@ if [[ " $sections " == *" order "* ]]; then
     echo "== order: stream-order, hostile and honest candidates (level1/19_ReLU), --kb-order-trials"
     python3 -m pytest -p no:cacheprovider -q -rfE --kb-device=cuda -k 19_ReLU --kb-trials=2 \
         --kb-order-trials=on --kb-candidates=candidates/stream-order \
-        --kb-candidates=candidates/hostile-gpu --kb-candidates=candidates/reference \
+        --kb-candidates=candidates/hostile-gpu --kb-candidates=builtin:reference \
         --kb-candidates=candidates/examples --benchmark-max-time=0.05 \
         --kb-report="$out/order-sets.json" >"$out/order-sets.log" 2>&1
     tail -n 1 "$out/order-sets.log"
@@ -326,7 +326,7 @@ if [[ " $sections " == *" precision "* ]]; then
     for precision in fp16 bf16; do
         timeout -s INT "${KB_EVAL_LIMIT:-200}" python3 -m pytest -p no:cacheprovider -q \
             --kb-device=cuda --kb-precision=$precision --kb-level=1 -k "$pick" \
-            --kb-candidates=candidates/reference --kb-candidates=candidates/examples \
+            --kb-candidates=builtin:reference --kb-candidates=candidates/examples \
             --benchmark-max-time=0.2 --kb-report="$out/precision-$precision.json" "$@" \
             >"$out/precision-$precision.log" 2>&1
         echo "-- $precision: $(tail -n 1 "$out/precision-$precision.log")"
@@ -349,9 +349,11 @@ if [[ " $sections " == *" attribution "* ]]; then
     # Kernel names read from a CUDA graph and a CUPTI trace beside a profiler session, on our
     # sets and on a real generated set (KB_ATTRIBUTION_K: substrings of its candidates' cases).
     echo "== kernel attribution: CUDA graph and CUPTI trace against the profiler"
+    python3 tools/make_candidate_sets.py "$out/generated-sets" >/dev/null  # reference, torch_compile
     for set in ${KB_ATTRIBUTION_SETS:-attribution examples hostile-gpu stream-order torch_compile reference}; do
+        folder="candidates/$set"; [[ -d $folder ]] || folder="$out/generated-sets/$set"
         python3 benchmarks/attribution_check.py "$out/attribution-$set.jsonl" \
-            --candidates "candidates/$set" --level 1,2,3 --jobs 8 \
+            --candidates "$folder" --level 1,2,3 --jobs 8 \
             $( [[ $set == torch_compile || $set == reference ]] && printf -- '-k %s ' 19_ReLU 23_Softmax 40_LayerNorm 1_Square 12_Gemm 3_DeepNarrowMLP ) \
             >"$out/attribution-$set.log" 2>&1
         echo "-- $set:"; tail -n 3 "$out/attribution-$set.log"
@@ -400,7 +402,7 @@ fi
 if [[ " $sections " == *" hostile "* ]]; then
 echo "== hostile and faulty candidates that need a GPU (level1/19_ReLU), then honest ones"
 python3 -m pytest -p no:cacheprovider -q -rfEs --kb-device=cuda -k 19_ReLU --kb-trials=2 \
-    --kb-candidates=candidates/hostile-gpu --kb-candidates=candidates/reference \
+    --kb-candidates=candidates/hostile-gpu --kb-candidates=builtin:reference \
     --kb-candidates=candidates/examples --kb-timeout=300 --kb-report="$out/hostile-report.json" \
     --benchmark-max-time=0.05 >"$out/hostile-run.log" 2>&1
 grep -E '^(FAILED|SKIPPED|[0-9]+ (passed|failed))' "$out/hostile-run.log" | cut -c1-220
@@ -476,7 +478,7 @@ if [[ " $sections " == *" profile "* ]]; then
     for mode in auto off; do
         start=$(date +%s)
         python3 -m pytest -p no:cacheprovider -q --kb-device=cuda --kb-level=1 -k "$pick" \
-            --kb-candidates=candidates/examples --kb-candidates=candidates/reference \
+            --kb-candidates=candidates/examples --kb-candidates=builtin:reference \
             --kb-confine=$mode --kb-profile --kb-feedback="$out/feedback-$mode" \
             --benchmark-max-time=0.2 --kb-report="$out/profile-$mode.json" \
             >"$out/profile-$mode.log" 2>&1

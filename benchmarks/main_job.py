@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-MAIN_JOB = ["--kb-candidates=candidates/reference", "--kb-tags=starter", "--kb-trials=3",
+MAIN_JOB = ["--kb-candidates=builtin:reference", "--kb-tags=starter", "--kb-trials=3",
             "--benchmark-max-time=0.1", "--benchmark-min-rounds=3"]
 PAGE = os.sysconf("SC_PAGE_SIZE")
 

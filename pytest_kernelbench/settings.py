@@ -207,8 +207,10 @@ def _levels_shown(levels: tuple[int, ...]) -> str:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("--kb-candidates", "candidate_dirs", "folder of candidate kernels (ModelNew); repeat "
-           "to compare several sets. Evaluation is off unless at least one is given.",
+    Option("--kb-candidates", "candidate_dirs", "folder of candidate kernels (ModelNew), or "
+           "builtin:reference (each problem's own Model) or builtin:torch_compile (it under "
+           "torch.compile), made from the problems; repeat to compare several sets. Evaluation "
+           "is off unless at least one is given.",
            "DIR", kind="dirs", shown=lambda _: "none (the plugin stays idle)"),
     Option("--kb-problems", "problems_dir", "problem folder with level<N>/<id>_<Name>.py files "
            "(default: {default}).", "DIR", kind="dir",

@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
+import ast
 import functools
-import importlib.util
 from pathlib import Path
 
 import pytest
 import torch
 import yaml
 
+from pytest_kernelbench.suite import generated
 from pytest_kernelbench.suite.discovery import find_problems
 from pytest_kernelbench.suite.loading import import_file
 from pytest_kernelbench.suite.manifest import load_manifest
@@ -100,31 +101,26 @@ def test_problem_matches_the_upstream_facts(problem):
             or sorted(n for n, _ in layout) == sorted(n for n, _ in facts["params"]["layout"])
 
 
-@pytest.mark.parametrize("set_name", ["reference", "torch_compile"])
-def test_the_generated_candidate_sets_are_in_sync_with_the_problems(set_name):
-    spec = importlib.util.spec_from_file_location("make_candidate_sets",
-                                                  ROOT / "tools" / "make_candidate_sets.py")
-    assert spec is not None and spec.loader is not None
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    folder = ROOT / "candidates" / set_name
-    expected = tool.expected_files(PROBLEMS, tool.SETS[set_name])
-    on_disk = {path.relative_to(folder): path.read_text() for path in folder.glob("level*/*.py")}
-    stale = sorted(str(path) for path in expected.keys() ^ on_disk.keys())
-    changed = sorted(str(path) for path in expected.keys() & on_disk.keys()
-                     if expected[path] != on_disk[path])
-    assert not stale and not changed, \
-        f"run python tools/make_candidate_sets.py: {(stale + changed)[:5]}"
+@pytest.mark.parametrize("set_name", sorted(generated.SETS))
+def test_every_shipped_problem_makes_a_candidate_of_each_generated_set(set_name):
+    files = generated.set_files(PROBLEMS, set_name)
+    assert sorted(files) == sorted(path.relative_to(PROBLEMS) for path in PROBLEMS.glob("level*/*.py"))
+    for relative, text in files.items():
+        classes = {node.name for node in ast.parse(text).body if isinstance(node, ast.ClassDef)}
+        assert "ModelNew" in classes, relative
 
 
-def test_a_torch_compile_candidate_draws_the_references_weights_and_answers_alike(monkeypatch):
+def test_a_torch_compile_candidate_draws_the_references_weights_and_answers_alike(monkeypatch,
+                                                                                  tmp_path):
     # The compiled set wraps the problem's own Model; compiling itself is not exercised here
     # (it takes a C++ toolchain and tens of seconds per problem on a CPU): torch.compile is
     # the identity for this test.
     monkeypatch.setattr(torch, "compile", lambda module, **options: module)
-    problem = import_file(PROBLEMS / "level2" / "12_Gemm_Multiply_LeakyReLU.py", "kb_p")
-    candidate = import_file(ROOT / "candidates" / "torch_compile" / "level2" /
-                            "12_Gemm_Multiply_LeakyReLU.py", "kb_c")
+    problem_path = PROBLEMS / "level2" / "12_Gemm_Multiply_LeakyReLU.py"
+    problem = import_file(problem_path, "kb_p")
+    candidate_path = tmp_path / problem_path.name
+    candidate_path.write_text(generated.compile_source(problem_path.read_text(), problem_path.name))
+    candidate = import_file(candidate_path, "kb_c")
     torch.manual_seed(0)
     reference = problem.Model(*problem.get_init_inputs())
     torch.manual_seed(0)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_kernelbench.building import builds
 from pytest_kernelbench.settings import (
     FIELD_DEFAULTS,
     OPTIONS,
@@ -16,6 +17,7 @@ from pytest_kernelbench.settings import (
     Settings,
     bundled_problems,
 )
+from pytest_kernelbench.suite import generated
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -70,17 +72,18 @@ def read_settings(config: pytest.Config) -> Settings | None:
     sets = given(by_field["candidate_dirs"])
     if sets is None:
         return None
-    candidate_dirs = tuple(_existing_dir(text, sets[1], "--kb-candidates") for text in sets[0])
+    problems = given(by_field["problems_dir"]) or ("problems", ini_base)
+    bundled = bundled_problems()
+    if problems[0] == "problems" and not (problems[1] / "problems").is_dir() and bundled:
+        problems = (str(bundled), bundled.parent)  # the suite that ships
+    problems_dir = _existing_dir(problems[0], problems[1], "--kb-problems")
+    candidate_dirs = tuple(_candidate_set(text, sets[1], problems_dir) for text in sets[0])
     names = [path.name for path in candidate_dirs]
     if len(set(names)) != len(names):
         raise pytest.UsageError(
             f"--kb-candidates: two sets share a folder name ({', '.join(names)}); "
             "set names come from folder names and must differ"
         )
-    problems = given(by_field["problems_dir"]) or ("problems", ini_base)
-    bundled = bundled_problems()
-    if problems[0] == "problems" and not (problems[1] / "problems").is_dir() and bundled:
-        problems = (str(bundled), bundled.parent)  # the suite that ships
     report_text, report_base = given(by_field["report_path"]) or (REPORT_DEFAULT, ini_base)
     report_path = None if report_text.lower() == "none" else report_base / report_text
     values: dict[str, Any] = {}
@@ -98,7 +101,7 @@ def read_settings(config: pytest.Config) -> Settings | None:
         values[option.field] = option.to_field(value)
     costs = given(by_field["costs_path"])
     return Settings(
-        problems_dir=_existing_dir(problems[0], problems[1], "--kb-problems"),
+        problems_dir=problems_dir,
         candidate_dirs=candidate_dirs,
         report_path=report_path,
         costs_path=_costs_path(costs[0] if costs else None, costs[1] if costs else cli_base,
@@ -134,6 +137,25 @@ def _costs_path(text: str | None, base: Path, report_path: Path | None) -> Path 
     if not path.is_file():
         raise pytest.UsageError(f"--kb-costs: no such file: {text}")
     return path
+
+
+def _candidate_set(text: str, base: Path, problems_dir: Path) -> Path:
+    """A set's folder: as given, or for builtin:NAME generated from the run's problems into the
+    cache (or found there)."""
+    if not text.startswith(generated.PREFIX):
+        return _existing_dir(text, base, "--kb-candidates")
+    name = text.removeprefix(generated.PREFIX)
+    if name not in generated.SETS:
+        raise pytest.UsageError(f"--kb-candidates: {generated.unknown_set_message(name)}")
+    try:
+        return generated.cached_set(problems_dir, name, builtin_sets_root())
+    except OSError as exc:
+        raise pytest.UsageError(f"--kb-candidates: cannot write {text}: {exc}") from None
+
+
+def builtin_sets_root() -> Path:
+    """Generated candidate sets live beside the extension builds, in the same cache."""
+    return builds.default_cache_root().parent / "candidate-sets"
 
 
 def _existing_dir(text: str, base: Path, option: str) -> Path:
