@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import faults, nested
+from pytest_kernelbench import faults, nested, precision
 from pytest_kernelbench.building import builds
 from pytest_kernelbench.gpu import devices, ordering, roofline, timing
 from pytest_kernelbench.gpu.devices import device_lock, use_device
@@ -29,7 +29,7 @@ from pytest_kernelbench.judge import baselines, lockstep, upstream
 from pytest_kernelbench.judge.lockstep import Lockstep
 from pytest_kernelbench.reporting.report import driver_version, summary_ps
 from pytest_kernelbench.settings import Settings
-from pytest_kernelbench.suite import correctness, loading, precision
+from pytest_kernelbench.suite import correctness, loading
 from pytest_kernelbench.suite.discovery import Case
 from pytest_kernelbench.suite.integrity import ProblemDigests
 from pytest_kernelbench.suite.manifest import Entry
