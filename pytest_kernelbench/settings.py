@@ -53,6 +53,11 @@ def parse_p(text: str) -> float:
                    "p must be >= 0 (a speedup threshold), got {text}")
 
 
+def summary_ps(p: float) -> list[float]:
+    """The thresholds the summary shows: fast_0, fast_1 and the run's own p."""
+    return sorted({0.0, 1.0, p})
+
+
 def parse_tolerance(text: str) -> float:
     return _number(text, float, "tolerance must be a number, got {text}", lambda v: v >= 0,
                    "tolerance must be >= 0, got {text}")
