@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from pytest_kernelbench.building import builds
+from pytest_kernelbench.building.builds import cuda_arch
 from pytest_kernelbench.isolation import ncu
 from pytest_kernelbench.isolation.sandbox import Sandbox
-from pytest_kernelbench.judge.evaluation import cuda_arch
 
 
 def main() -> int:

@@ -30,8 +30,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_kernelbench.gpu import devices
+from pytest_kernelbench.judge.evaluation import Evaluator
 from pytest_kernelbench.reporting import heartbeat
-from pytest_kernelbench.settings import Settings
+from pytest_kernelbench.settings import Settings, parse_device
 from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
 from pytest_kernelbench.suite.manifest import load_manifest
 
@@ -53,8 +55,6 @@ class Session:
         if unknown:
             raise TypeError(f"unknown option(s) {', '.join(unknown)}; "
                             f"known: {', '.join(OPTIONS)}")
-        from pytest_kernelbench.judge.evaluation import Evaluator
-
         self.device = _resolve_device(device)
         self._scratch = Path(tempfile.mkdtemp(prefix="kernelbench-api-"))
         # Candidates are snapshots in a folder of their own: confined, one cannot read another.
@@ -145,12 +145,9 @@ def _source_of(candidate: str | Path, what: str) -> str:
 
 
 def _resolve_device(requested: str) -> str:
-    import pytest
-
-    from pytest_kernelbench.plugin.hooks import resolve_device
-    from pytest_kernelbench.settings import parse_device
-
     try:
-        return resolve_device(parse_device(requested))
-    except (pytest.UsageError, argparse.ArgumentTypeError) as exc:
-        raise ValueError(str(exc).replace("--kb-device=", "device ")) from None
+        return devices.resolve_device(parse_device(requested))
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(str(exc)) from None
+    except devices.DeviceUnavailable as exc:
+        raise ValueError(f"device {exc}") from None

@@ -11,6 +11,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from pytest_kernelbench import confine, precision
+
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 MODES = ("train", "eval")
 TIMINGS = ("events", "graph", "auto")
@@ -49,6 +51,11 @@ def _number(text: str, cast, unreadable: str, accept, rejected: str):
 def parse_p(text: str) -> float:
     return _number(text, float, "p must be a number, got {text}", lambda v: v >= 0,
                    "p must be >= 0 (a speedup threshold), got {text}")
+
+
+def summary_ps(p: float) -> list[float]:
+    """The thresholds the summary shows: fast_0, fast_1 and the run's own p."""
+    return sorted({0.0, 1.0, p})
 
 
 def parse_tolerance(text: str) -> float:
@@ -114,26 +121,20 @@ def parse_baseline(text: str) -> str:
 
 
 def parse_confine(text: str) -> str:
-    from pytest_kernelbench.confine import MODES
-
-    if text not in MODES:
+    if text not in confine.MODES:
         raise argparse.ArgumentTypeError(f"confinement must be auto, require or off, got {text!r}")
     return text
 
 
 def parse_precision(text: str) -> str:
-    from pytest_kernelbench.suite.precision import PRECISIONS
-
-    if text not in PRECISIONS:
+    if text not in precision.PRECISIONS:
         raise argparse.ArgumentTypeError(f"precision must be fp32, fp16 or bf16, got {text!r}")
     return text
 
 
 def parse_tolerance_profile(text: str) -> str:
-    from pytest_kernelbench.suite.precision import parse_tolerance_profile as parse
-
     try:
-        return parse(text)
+        return precision.parse_tolerance_profile(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -151,12 +152,14 @@ def parse_on_off(text: str) -> bool:
 
 
 def parse_shard(text: str) -> tuple[int, int]:
-    from pytest_kernelbench.plugin.schedule import parse_shard as parse
-
-    try:
-        return parse(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"shard: {exc}") from None
+    """'2/4' -> (2, 4): the second of four shards."""
+    index, slash, count = text.partition("/")
+    if not slash or not index.strip().isdigit() or not count.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"shard: expected I/N such as 1/4, got {text!r}")
+    i, n = int(index), int(count)
+    if n < 1 or not 1 <= i <= n:
+        raise argparse.ArgumentTypeError(f"shard: expected 1 <= I <= N, got {text!r}")
+    return i, n
 
 
 def parse_fraction(text: str) -> float:

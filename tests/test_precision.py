@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from pytest_kernelbench.suite import loading, precision
+from pytest_kernelbench import precision
+from pytest_kernelbench.suite import loading
 
 
 def test_profiles_follow_upstreams_versions():

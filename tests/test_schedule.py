@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -10,10 +11,10 @@ from pytest_kernelbench.plugin.schedule import (
     builds_last,
     expected_cost,
     longest_first,
-    parse_shard,
     read_costs,
     shard_of,
 )
+from pytest_kernelbench.settings import parse_shard
 from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
 
 
@@ -101,7 +102,7 @@ def test_a_shard_is_written_i_of_n(text, parsed):
 
 @pytest.mark.parametrize("text", ["0/2", "3/2", "2", "a/b", "1/0", "-1/2"])
 def test_a_shard_outside_1_to_n_is_refused(text):
-    with pytest.raises(ValueError, match="expected"):
+    with pytest.raises(argparse.ArgumentTypeError, match="expected"):
         parse_shard(text)
 
 

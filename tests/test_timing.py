@@ -14,6 +14,7 @@ import torch
 from pytest_kernelbench.building import builds
 from pytest_kernelbench.gpu import roofline, timing
 from pytest_kernelbench.judge import baselines
+from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
 
 
 def test_the_rse_of_the_median_shrinks_with_more_samples_and_ignores_outliers():
@@ -253,6 +254,26 @@ def test_a_plan_builds_each_distinct_source_once_and_skips_finished_ones(tmp_pat
                                                                                    "pending"]
 
 
+def test_a_cpu_run_plans_no_build_for_a_cuda_only_candidate(tmp_path):
+    build = "from torch.utils.cpp_extension import load_inline\n"
+    sources = {"plain.py": build, "cuda_only.py": build + "x = torch.ones(1).cuda()\n"}
+    cases = []
+    for pid, (name, text) in enumerate(sources.items(), start=1):
+        (tmp_path / name).write_text(text)
+        problem = Problem(1, pid, f"P{pid}", tmp_path / f"{pid}_P{pid}.py")
+        cases.append(Case(problem, "a", "s0", Candidate("a", 1, pid, "s0", tmp_path / name)))
+    cases.append(Case(Problem(1, 3, "P3", tmp_path / "3_P3.py"), "a", "s0", None))
+    on_cpu = builds.candidates_to_build(cases, "cpu")
+    assert on_cpu == {tmp_path / "plain.py": tmp_path / "1_P1.py"}
+    assert list(builds.candidates_to_build(cases, "cuda:0")) == [tmp_path / "plain.py",
+                                                                 tmp_path / "cuda_only.py"]
+
+
+def test_builds_share_the_cores_among_the_workers_unless_told_how_many():
+    assert builds.build_jobs(3, processes=8) == 3
+    assert builds.build_jobs(None, processes=10 ** 6) == 1
+
+
 def test_a_cached_build_whose_library_changed_after_sealing_is_built_again(tmp_path):
     (tmp_path / "a.py").write_text("from torch.utils.cpp_extension import load_inline\n")
     folder = builds.plan([tmp_path / "a.py"], tmp_path / "cache", arch="")[0].folder
@@ -488,7 +509,7 @@ def test_a_first_call_that_builds_nothing_is_cut_off(tmp_path):
     import sys
 
     candidate, problem = _first_call_files(tmp_path, "        time.sleep(600)\n")
-    script = ("import sys; from pathlib import Path; from pytest_kernelbench import builds\n"
+    script = ("import sys; from pathlib import Path; from pytest_kernelbench.building import builds\n"
               "from pytest_kernelbench.suite.loading import import_file\n"
               "module = import_file(Path(sys.argv[1]), 'kb_build')\n"
               "model, problem = builds.construct(module, Path(sys.argv[2]))\n"

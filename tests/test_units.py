@@ -301,7 +301,8 @@ def test_kernel_names_are_read_from_every_node_of_a_graph_and_its_children(monke
 
 
 def test_mangled_kernel_names_read_as_the_profiler_shows_them():
-    from pytest_kernelbench.gpu.kernels import LIBRARY_KERNEL, demangle
+    from pytest_kernelbench.gpu.cupti import demangle
+    from pytest_kernelbench.gpu.kernels import LIBRARY_KERNEL
 
     aten = demangle("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEE"
                     "St5arrayIPcLm1EEEEviT0_T1_")

@@ -31,15 +31,18 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_kernelbench import confine, faults
 from pytest_kernelbench.building import gpu_stand_ins
 from pytest_kernelbench.gpu import devices
+from pytest_kernelbench.suite import loading
+from pytest_kernelbench.suite.discovery import Case
 
 NEEDS_BUILD = re.compile(r"\bcpp_extension\b|\bload_inline\b")
+CUDA_ONLY = re.compile(r"__global__|cuda_sources|\.cuda\(\)|device\s*=\s*['\"]cuda")
 BUILT_MARKER = ".kb-built"
 FAILED_MARKER = ".kb-failed"  # the compiler's first lines, for a source that failed to build
 DEFERRED_MARKER = ".kb-deferred"  # its import built nothing without a GPU: left to its item
@@ -59,6 +62,21 @@ FIRST_CALL_S = 20.0  # a first call on the CPU that reaches no build in this tim
 
 def needs_build(source: str) -> bool:
     return bool(NEEDS_BUILD.search(source))
+
+
+def needs_cuda(source: str) -> bool:
+    """Whether a candidate's source can only run on a CUDA device."""
+    return bool(CUDA_ONLY.search(source))
+
+
+def cuda_arch(device: str) -> str:
+    """TORCH_CUDA_ARCH_LIST for builds: the user's, else the device's own (e.g. '9.0')."""
+    if os.environ.get("TORCH_CUDA_ARCH_LIST") or not device.startswith("cuda"):
+        return os.environ.get("TORCH_CUDA_ARCH_LIST", "")
+    import torch
+
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"{major}.{minor}"
 
 
 def default_cache_root() -> Path:
@@ -127,6 +145,28 @@ def plan(candidates: list[Path], cache_root: Path, arch: str,
             else:
                 settled(build)
     return list(builds.values())
+
+
+def build_jobs(requested: int | None, processes: int) -> int:
+    """How many builds each of `processes` processes (xdist workers) runs at once: the requested
+    number, else its share of the cores. No core is kept back for the processes that time
+    candidates: the builds stop while any timing runs, and run niced."""
+    return requested if requested is not None else max(1, (os.cpu_count() or 1) // processes)
+
+
+def candidates_to_build(cases: Iterable[Case], device: str) -> dict[Path, Path]:
+    """The selected candidates that may build, each with its problem's file (a candidate that
+    builds in __init__ is constructed in its build process, with its problem's init inputs).
+    In the items' order, so that the first items' builds are the first done; on the CPU without
+    the CUDA-only candidates, which are skipped there."""
+    problems: dict[Path, Path] = {}
+    for case in cases:
+        if case.candidate is not None:
+            problems[case.candidate.path] = case.problem.path
+    if device == "cpu":
+        return {path: problem for path, problem in problems.items()
+                if not needs_cuda(path.read_text(errors="replace"))}
+    return problems
 
 
 def settled(build: Build) -> bool:
@@ -539,15 +579,14 @@ def construct(candidate_module, problem_path: Path):
     build in __init__ happens here, ahead, rather than in its compile item. Its failure
     (e.g. a .cuda() with no GPU visible) is not the build's: the item judges construction.
     Returns the model and the problem's module (None for what could not be made)."""
-    from pytest_kernelbench.suite.loading import build_model, import_file, make_init_args
-
     cls = getattr(candidate_module, "ModelNew", None)
     if not isinstance(cls, type):
         return None, None
     problem = None
     try:
-        problem = import_file(problem_path, "kb_problem")
-        return build_model(cls, make_init_args(problem, 0, "cpu"), 0, "cpu", "eval"), problem
+        problem = loading.import_file(problem_path, "kb_problem")
+        model = loading.build_model(cls, loading.make_init_args(problem, 0, "cpu"), 0, "cpu", "eval")
+        return model, problem
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         print(f"constructing without a GPU: {type(exc).__name__}: {exc}", file=sys.stderr)
         return None, problem
@@ -573,8 +612,6 @@ def first_call(model, problem, seems_cuda: bool, limit_s: float = FIRST_CALL_S) 
     import torch
     import torch.utils.cpp_extension as cpp_extension
 
-    from pytest_kernelbench.suite.loading import make_inputs
-
     run = cpp_extension._run_ninja_build
     building = threading.Event()
 
@@ -596,7 +633,7 @@ def first_call(model, problem, seems_cuda: bool, limit_s: float = FIRST_CALL_S) 
     cpp_extension._run_ninja_build = stopping
     threading.Thread(target=watchdog, daemon=True).start()
     try:
-        inputs = make_inputs(problem, 0, "cpu")
+        inputs = loading.make_inputs(problem, 0, "cpu")
         if seems_cuda:
             inputs = [gpu_stand_ins.seems_cuda(x) if isinstance(x, torch.Tensor) else x
                       for x in inputs]
@@ -619,15 +656,13 @@ def main(argv: list[str]) -> int:
     if policy:  # first, while this interpreter runs one thread and no candidate code
         applied = confine.enter(confine.Policy.from_json(policy))
         print(f"confinement: {applied.describe()}", file=sys.stderr)
-    from pytest_kernelbench.suite.loading import import_candidate
-
     echo_build_errors()
     cuda_run = bool(os.environ.get("TORCH_CUDA_ARCH_LIST"))  # set for CUDA runs only
     if cuda_run:
         gpu_stand_ins.pretend_cuda()
     try:
         problem_path = Path(argv[2]) if len(argv) > 2 else None
-        module, _ = import_candidate(Path(argv[1]), "kb_build", confine.own_folder(), problem_path)
+        module, _ = loading.import_candidate(Path(argv[1]), "kb_build", confine.own_folder(), problem_path)
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         print(f"build of {argv[1]} failed: {type(exc).__name__}: {exc}",
               file=sys.stderr)

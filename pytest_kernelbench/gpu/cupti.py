@@ -179,8 +179,6 @@ def traced_kernels(call, device: str) -> list[str]:
     until device has finished its work; CuptiError where CUPTI cannot answer."""
     import torch
 
-    from pytest_kernelbench.gpu.kernels import demangle
-
     def whole() -> None:
         call()
         torch.cuda.synchronize(device)
@@ -188,3 +186,31 @@ def traced_kernels(call, device: str) -> list[str]:
     torch.cuda.synchronize(device)  # earlier work leaves no record in this trace
     raw = tracer().trace(whole)
     return sorted({demangle(name.decode(errors="replace")) for name in raw})
+
+
+@functools.cache
+def _cxa_demangle():
+    demangle = ctypes.CDLL("libstdc++.so.6").__cxa_demangle
+    demangle.restype = ctypes.c_void_p
+    demangle.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p,
+                         ctypes.POINTER(ctypes.c_int)]
+    return demangle
+
+
+def demangle(symbol: str) -> str:
+    """A C++ symbol as the profiler shows it ('_Z4fillPfi' -> 'fill(float*, int)'); a name
+    that is not mangled (a Triton kernel's), or that cannot be demangled, as it is."""
+    if not symbol.startswith("_Z"):
+        return symbol
+    try:
+        demangle_c = _cxa_demangle()
+    except (OSError, AttributeError):
+        return symbol
+    status = ctypes.c_int(-1)
+    pointer = demangle_c(symbol.encode(), None, None, ctypes.byref(status))
+    if status.value != 0 or not pointer:
+        return symbol
+    try:
+        return ctypes.string_at(pointer).decode(errors="replace")
+    finally:
+        ctypes.CDLL(None).free(ctypes.c_void_p(pointer))

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import re
+import subprocess
 import tempfile
 import threading
 import time
@@ -59,6 +61,39 @@ def worker_env(device: str) -> dict[str, str]:
 def worker_device(device: str) -> str:
     """The name a sandbox worker (see worker_env) knows this process's device by."""
     return "cuda:0" if device.startswith("cuda") else device
+
+
+class DeviceUnavailable(ValueError):
+    """A requested device this host does not have."""
+
+
+def resolve_device(requested: str, worker_id: str | None = None) -> str:
+    """The device a process runs on: 'auto' as CUDA where there is one, else the CPU; a plain
+    'cuda' bound to xdist worker worker_id's GPU (bind_device). DeviceUnavailable, saying what
+    the host has, where it lacks the requested device."""
+    import torch
+
+    if requested == "auto":
+        requested = "cuda" if torch.cuda.is_available() else "cpu"
+    if requested.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise DeviceUnavailable(f"{requested}: no CUDA device is available")
+        index = int(requested.partition(":")[2] or 0)
+        if index >= torch.cuda.device_count():
+            raise DeviceUnavailable(f"{requested}: only {torch.cuda.device_count()} CUDA device(s)")
+        return bind_device(requested, worker_id, torch.cuda.device_count())
+    return requested
+
+
+@functools.cache
+def driver_version() -> str | None:
+    """The NVIDIA driver's version as nvidia-smi reports it; None without one."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.strip().splitlines()[0] if out.strip() else None
 
 
 def use_device(device: str) -> None:

@@ -18,6 +18,9 @@ import ctypes
 import functools
 import re
 
+from pytest_kernelbench.gpu import cupti, timing
+from pytest_kernelbench.gpu.cupti import demangle
+
 LIBRARY_KERNEL = re.compile(
     r"at::native|at::cuda|at_cuda_detail|c10::|cutlass|cublas|cudnn|cunn_|xmma|nvjet|"
     r"^(void )?(sm\d+_|ampere_|hopper_|volta_|turing_|maxwell_)|gemv|gemmk|gemmSN|splitKreduce|"
@@ -71,21 +74,18 @@ def launched_kernels(model, inputs: list, other_inputs: list, device: str,
     checks the graph (captured_kernels)."""
     import torch
 
-    from pytest_kernelbench.gpu.cupti import CuptiError, traced_kernels
-    from pytest_kernelbench.gpu.timing import forward_async
-
-    forward_async(model, inputs)  # lazy builds and autotuning stay out of what is read
+    timing.forward_async(model, inputs)  # lazy builds and autotuning stay out of what is read
     torch.cuda.synchronize(device)
     names = captured_kernels(model, inputs, other_inputs, device)
     if names is not None:
         return names, "graph"
     try:
-        return traced_kernels(lambda: forward_async(model, inputs), device), "cupti"
-    except CuptiError:
+        return cupti.traced_kernels(lambda: timing.forward_async(model, inputs), device), "cupti"
+    except cupti.CuptiError:
         pass
     if not profile:
         return None, "none"
-    return profiled_kernels(lambda: forward_async(model, inputs), device), "profiler"
+    return profiled_kernels(lambda: timing.forward_async(model, inputs), device), "profiler"
 
 
 def profiled_kernels(call, device: str) -> list[str]:
@@ -110,8 +110,6 @@ def captured_kernels(model, inputs: list, other_inputs: list, device: str) -> li
     """
     import torch
 
-    from pytest_kernelbench.gpu.timing import clone_output, forward_async, outputs_agree, poison, refill
-
     buffers = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
     try:
         graph = torch.cuda.CUDAGraph(keep_graph=True)
@@ -122,15 +120,15 @@ def captured_kernels(model, inputs: list, other_inputs: list, device: str) -> li
             side = torch.cuda.Stream(device)
             side.wait_stream(torch.cuda.current_stream(device))
             with torch.cuda.graph(graph, stream=side):
-                output = forward_async(model, buffers)
+                output = timing.forward_async(model, buffers)
             torch.cuda.current_stream(device).wait_stream(side)
             names = graph_node_names(graph.raw_cuda_graph())
-            refill(buffers, other_inputs)
-            expected = clone_output(forward_async(model, buffers))
-            poison(output)
+            timing.refill(buffers, other_inputs)
+            expected = timing.clone_output(timing.forward_async(model, buffers))
+            timing.poison(output)
             graph.replay()
             torch.cuda.synchronize(device)
-        return names if outputs_agree(expected, output) else None
+        return names if timing.outputs_agree(expected, output) else None
     except Exception:  # noqa: BLE001 - a capture refused by CUDA, or a call that broke it
         return None
     finally:
@@ -201,31 +199,3 @@ def _kernel_name(cu, node: ctypes.c_void_p) -> str:
         _check(cu.cuKernelGetName(ctypes.byref(name), ctypes.c_void_p(params.kern)),
                "cuKernelGetName")
     return (name.value or b"").decode(errors="replace")
-
-
-@functools.cache
-def _cxa_demangle():
-    demangle = ctypes.CDLL("libstdc++.so.6").__cxa_demangle
-    demangle.restype = ctypes.c_void_p
-    demangle.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p,
-                         ctypes.POINTER(ctypes.c_int)]
-    return demangle
-
-
-def demangle(symbol: str) -> str:
-    """A C++ symbol as the profiler shows it ('_Z4fillPfi' -> 'fill(float*, int)'); a name
-    that is not mangled (a Triton kernel's), or that cannot be demangled, as it is."""
-    if not symbol.startswith("_Z"):
-        return symbol
-    try:
-        demangle_c = _cxa_demangle()
-    except (OSError, AttributeError):
-        return symbol
-    status = ctypes.c_int(-1)
-    pointer = demangle_c(symbol.encode(), None, None, ctypes.byref(status))
-    if status.value != 0 or not pointer:
-        return symbol
-    try:
-        return ctypes.string_at(pointer).decode(errors="replace")
-    finally:
-        ctypes.CDLL(None).free(ctypes.c_void_p(pointer))

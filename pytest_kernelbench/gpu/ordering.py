@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_kernelbench import nested
+from pytest_kernelbench.gpu import timing
+
 ORDERS = ("inputs_late", "own_streams_late")
 # Spin cycles of one delay (torch.cuda._sleep): about 50 ms at an H200's 1.98 GHz, far longer
 # than launching a forward pass takes on the host.
@@ -85,9 +88,6 @@ def ordered_forward(model, inputs: list, device: str, order: str) -> Any:
     """Run forward with one side delayed (see ORDERS); the output as the caller's stream saw it
     right after forward returned."""
     import torch
-
-    from pytest_kernelbench import nested
-    from pytest_kernelbench.gpu import timing
 
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")

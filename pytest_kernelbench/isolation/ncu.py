@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 
 from pytest_kernelbench.gpu.kernels import base_name
+from pytest_kernelbench.isolation import worker
+from pytest_kernelbench.suite import loading
 
 # what the feedback calls each figure -> the Nsight Compute metric it is read from
 METRICS = {
@@ -168,9 +170,6 @@ def _last_word(done: subprocess.CompletedProcess, log: str) -> str:
 def profile_one(request_path: Path) -> int:
     """The body that runs under ncu: one warm-up call, then one profiled call."""
     import torch
-
-    from pytest_kernelbench.isolation import worker
-    from pytest_kernelbench.suite import loading
 
     request = json.loads(request_path.read_text())
     device = request["device"]

@@ -9,8 +9,6 @@ run alone (e.g. `-m kb_speed`, or on another xdist worker) first runs the stages
 from __future__ import annotations
 
 import contextlib
-import os
-import re
 import tempfile
 import time
 from collections.abc import Callable
@@ -18,24 +16,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import faults, nested
+from pytest_kernelbench import faults, nested, precision
 from pytest_kernelbench.building import builds
+from pytest_kernelbench.building.builds import cuda_arch, needs_cuda
 from pytest_kernelbench.gpu import devices, ordering, roofline, timing
-from pytest_kernelbench.gpu.devices import device_lock, use_device
+from pytest_kernelbench.gpu.devices import device_lock, driver_version, use_device
 from pytest_kernelbench.gpu.kernels import custom_kernels, launched_kernels
 from pytest_kernelbench.isolation import ncu, wire
 from pytest_kernelbench.isolation.sandbox import Fault, Sandbox
 from pytest_kernelbench.judge import baselines, lockstep, upstream
 from pytest_kernelbench.judge.lockstep import Lockstep
-from pytest_kernelbench.reporting.report import driver_version, summary_ps
-from pytest_kernelbench.settings import Settings
-from pytest_kernelbench.suite import correctness, loading, precision
+from pytest_kernelbench.settings import Settings, summary_ps
+from pytest_kernelbench.suite import correctness, loading
 from pytest_kernelbench.suite.discovery import Case
 from pytest_kernelbench.suite.integrity import ProblemDigests
 from pytest_kernelbench.suite.manifest import Entry
 from pytest_kernelbench.suite.scan import scan_source
 
-CUDA_ONLY = re.compile(r"__global__|cuda_sources|\.cuda\(\)|device\s*=\s*['\"]cuda")
 INPUT_SEED_OFFSET = 1_000  # trial t draws inputs with seed + INPUT_SEED_OFFSET + t
 TIMING_SEED_OFFSET = 9_000
 TIMING_INPUT_SETS = 3  # timed calls rotate through this many input draws
@@ -77,11 +74,6 @@ class Outcome:
     @property
     def passed(self) -> bool:
         return self.status == faults.PASSED and not self.skipped
-
-
-def needs_cuda(source: str) -> bool:
-    """Whether a candidate's source can only run on a CUDA device."""
-    return bool(CUDA_ONLY.search(source))
 
 
 class ProblemError(Exception):
@@ -1395,16 +1387,6 @@ def placement(device: str, worker: str | None = None) -> dict:
 
         where["gpu_uuid"] = str(torch.cuda.get_device_properties(device).uuid)
     return where
-
-
-def cuda_arch(device: str) -> str:
-    """TORCH_CUDA_ARCH_LIST for builds: the user's, else the device's own (e.g. '9.0')."""
-    if os.environ.get("TORCH_CUDA_ARCH_LIST") or not device.startswith("cuda"):
-        return os.environ.get("TORCH_CUDA_ARCH_LIST", "")
-    import torch
-
-    major, minor = torch.cuda.get_device_capability(device)
-    return f"{major}.{minor}"
 
 
 def input_dtype(inputs: list) -> str:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_kernelbench.isolation import wire
+from pytest_kernelbench.precision import PROFILES
 from pytest_kernelbench.suite.correctness import BLOCK
-from pytest_kernelbench.suite.precision import PROFILES
 
 
 @dataclass

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from pytest_kernelbench import confine
+from pytest_kernelbench.building import builds
 from pytest_kernelbench.gpu import devices
-from pytest_kernelbench.gpu.devices import bind_device
 from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.judge.evaluation import Evaluator
 from pytest_kernelbench.plugin import live, options, schedule
 from pytest_kernelbench.plugin.items import STAGES
 from pytest_kernelbench.reporting import progress, report, resume
@@ -53,8 +54,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def kb_evaluator(request: pytest.FixtureRequest):
-    from pytest_kernelbench.judge.evaluation import Evaluator
-
     run = request.config.stash[RUN_KEY]
     evaluator = Evaluator(run.settings, run.device, run.manifest, run.problem_digests,
                           run.started_s, run.broken, xdist_worker(request.config))
@@ -127,7 +126,10 @@ class KernelBenchRun:
         if settings.confine == "require" and not confine.landlock_abi():
             raise pytest.UsageError("--kb-confine=require: this kernel offers no Landlock to "
                                     "confine candidates with")
-        device = resolve_device(settings.device, xdist_worker(config))
+        try:
+            device = devices.resolve_device(settings.device, xdist_worker(config))
+        except devices.DeviceUnavailable as exc:
+            raise pytest.UsageError(f"--kb-device={exc}") from None
         if settings.profile and not device.startswith("cuda"):
             raise pytest.UsageError(f"--kb-profile: Nsight Compute profiles CUDA kernels; the "
                                     f"device is {device}")
@@ -444,30 +446,14 @@ def prebuild(config: pytest.Config, settings: Settings, device: str,
     """Start building the selected candidates' extensions, in parallel and in the background
     while the items run: (the builds, the pool building them, or None where none is needed).
     Progress goes to lines, for the main thread to print."""
-    import os
-
-    from pytest_kernelbench.building import builds
-    from pytest_kernelbench.judge.evaluation import cuda_arch, needs_cuda
-
-    workers = getattr(config, "workerinput", {}).get("workercount", 1)  # 1 outside xdist
-    # Every worker runs a share of one pool sized to the cores. No core is kept back for the
-    # processes that time candidates: the builds stop while any timing runs, and run niced.
-    jobs = settings.build_jobs if settings.build_jobs is not None \
-        else max(1, (os.cpu_count() or 1) // workers)
-    # in the items' order, so that the first items' builds are the first done
-    paths = list(dict.fromkeys(case.candidate.path for case in cases
-                               if case.candidate is not None))
-    if device == "cpu":  # CUDA-only candidates are skipped on the CPU: nothing to build
-        paths = [path for path in paths if not needs_cuda(path.read_text(errors="replace"))]
-    if jobs == 0 or not paths:
+    # Every worker runs a share of one pool sized to the cores.
+    jobs = builds.build_jobs(settings.build_jobs, xdist_worker_count(config))
+    problems = builds.candidates_to_build(cases, device)
+    if jobs == 0 or not problems:
         return [], None
-    arch = cuda_arch(device)
-    # A candidate that builds in __init__ is constructed in its build process, with the init
-    # inputs of its problem.
-    problems = {case.candidate.path: case.problem.path for case in cases
-                if case.candidate is not None}
-    planned = builds.plan(paths, settings.build_cache or builds.default_cache_root(), arch,
-                          problems)
+    arch = builds.cuda_arch(device)
+    planned = builds.plan(list(problems), settings.build_cache or builds.default_cache_root(),
+                          arch, problems)
     pending = sum(build.status == "pending" for build in planned)
     failed_before = sum(build.status == "failed" for build in planned)
     quiet = xdist_worker(config) is not None or config.get_verbosity() < -1
@@ -493,8 +479,6 @@ def prebuild(config: pytest.Config, settings: Settings, device: str,
 
 def candidate_builds(case: discovery.Case) -> bool:
     """Whether the case's candidate builds a C++/CUDA extension."""
-    from pytest_kernelbench.building import builds
-
     return case.candidate is not None and \
         builds.needs_build(case.candidate.path.read_text(errors="replace"))
 
@@ -540,22 +524,6 @@ def lost_interrupt(exc: BaseException) -> KeyboardInterrupt | None:
             and isinstance(context, KeyboardInterrupt):
         return context
     return None
-
-
-def resolve_device(requested: str, worker_id: str | None = None) -> str:
-    import torch
-
-    if requested == "auto":
-        requested = "cuda" if torch.cuda.is_available() else "cpu"
-    if requested.startswith("cuda"):
-        if not torch.cuda.is_available():
-            raise pytest.UsageError(f"--kb-device={requested}: no CUDA device is available")
-        index = int(requested.partition(":")[2] or 0)
-        if index >= torch.cuda.device_count():
-            raise pytest.UsageError(f"--kb-device={requested}: only "
-                                    f"{torch.cuda.device_count()} CUDA device(s)")
-        return bind_device(requested, worker_id, torch.cuda.device_count())
-    return requested
 
 
 RUN_KEY = pytest.StashKey[KernelBenchRun]()

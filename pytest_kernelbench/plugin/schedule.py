@@ -88,17 +88,6 @@ def builds_last(cases: Sequence[Case], builds: Callable[[Case], bool],
         [case for case, b in zip(cases, building) if b]
 
 
-def parse_shard(text: str) -> tuple[int, int]:
-    """'2/4' -> (2, 4): the second of four shards; ValueError with the reason otherwise."""
-    index, slash, count = text.partition("/")
-    if not slash or not index.strip().isdigit() or not count.strip().isdigit():
-        raise ValueError(f"expected I/N such as 1/4, got {text!r}")
-    i, n = int(index), int(count)
-    if n < 1 or not 1 <= i <= n:
-        raise ValueError(f"expected 1 <= I <= N, got {text!r}")
-    return i, n
-
-
 def shard_of(cases: Sequence[Case], costs: dict[tuple, float], count: int) -> dict[Case, int]:
     """Each case's shard (1..count): the longest first, each to the shard with the least expected
     work so far (ties to the lowest shard). Every shard computes the same split from the same

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.judge import upstream
-from pytest_kernelbench.reporting import report, resume, scoring, upstream_results
+from pytest_kernelbench.reporting import plots, report, resume, scoring, upstream_results
+from pytest_kernelbench.settings import summary_ps
 
 
 class MergeError(Exception):
@@ -112,7 +113,7 @@ def merge_loaded(loaded: list[Loaded]) -> dict:
     config = dict(head.get("config") or {})
     config.pop("shard", None)
     p = float(config.get("p", 1.0))
-    ps = report.summary_ps(p)
+    ps = summary_ps(p)
     return {
         "schema_version": report.SCHEMA_VERSION,
         **report.completion_of(records),
@@ -259,7 +260,7 @@ def side_by_side(loaded: list[Loaded], ps: list[float] | None) -> Summary:
     names = [path.name for path, _, _ in loaded]
     labels = names if len(set(names)) == len(names) else [str(path) for path, _, _ in loaded]
     run_ps = [float((head.get("config") or {}).get("p", 1.0)) for _, head, _ in loaded]
-    ps = ps if ps is not None else sorted({x for p in run_ps for x in report.summary_ps(p)})
+    ps = ps if ps is not None else sorted({x for p in run_ps for x in summary_ps(p)})
     placed, at_k, records = [], [], []
     for index, ((_, _, mine), label, p) in enumerate(zip(loaded, labels, run_ps)):
         labelled = [{**record, "candidate_set": f"{record['candidate_set']} ({label})"}
@@ -360,8 +361,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kernelbench-report: {exc}", file=sys.stderr)
         return 2
     if args.command == "plot":
-        from pytest_kernelbench.reporting import plots
-
         try:
             written = plots.write_plots(merged["results"], float(merged["config"].get("p", 1.0)),
                                         args.output)
@@ -376,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(merged['results'])} records from {len(args.reports)} report(s): {args.output}")
         return 0
     p = float(merged["config"].get("p", 1.0))
-    ps = args.p if args.p is not None else report.summary_ps(p)
+    ps = args.p if args.p is not None else summary_ps(p)
     rows = scoring.summarize(merged["results"], ps, p)
     return print_summary(Summary(rows, ps, [], report.at_k_lines(rows, p), merged["results"]),
                          args.fail_under)

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pytest_kernelbench import faults
+from pytest_kernelbench.judge.evaluation import base_record
 from pytest_kernelbench.suite.discovery import Case
 
 STAGES = ("test_compile", "test_correct", "test_speed")  # suite.STAGES, without importing it
@@ -82,8 +83,6 @@ def item_finished(when: str, passed: bool) -> bool:
 
 def missing_record(case: Case) -> dict:
     """The record of a problem the set has no candidate for."""
-    from pytest_kernelbench.judge.evaluation import base_record
-
     record = base_record(case)
     record.update(status=faults.MISSING, error="no candidate in this set")
     return record
@@ -91,8 +90,6 @@ def missing_record(case: Case) -> dict:
 
 def not_run_record(case: Case) -> dict:
     """The record of a selected case the run stopped before."""
-    from pytest_kernelbench.judge.evaluation import base_record
-
     record = base_record(case)
     record.update(status=faults.NOT_RUN, error="the run stopped before this case ran")
     return record

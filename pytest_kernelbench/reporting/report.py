@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import platform
-import subprocess
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from pytest_kernelbench import confine
 from pytest_kernelbench.faults import MISSING, NOT_RUN, PROBLEM_ERROR
+from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.reporting.scoring import SetSummary
-from pytest_kernelbench.settings import Settings
+from pytest_kernelbench.settings import Settings, summary_ps
 
 SCHEMA_VERSION = 5  # record.py and report.schema.json: bump with any change of fields
-
-
-def summary_ps(p: float) -> list[float]:
-    """The thresholds the table shows: fast_0, fast_1 and the run's own p."""
-    return sorted({0.0, 1.0, p})
 
 
 def format_p(p: float) -> str:
@@ -162,8 +157,6 @@ def environment(confine_mode: str = "auto") -> dict:
     """Where the numbers came from, and what confined the candidates (see confine.py)."""
     import torch
 
-    from pytest_kernelbench.confine import expected
-
     info = {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
@@ -171,22 +164,12 @@ def environment(confine_mode: str = "auto") -> dict:
         "cuda": torch.version.cuda,
         "gpu": None,
         "driver": None,
-        "confinement": expected(confine_mode).describe(),
+        "confinement": confine.expected(confine_mode).describe(),
     }
     if torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name()
-        info["driver"] = driver_version()
+        info["driver"] = devices.driver_version()
     return info
-
-
-@functools.cache
-def driver_version() -> str | None:
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=10, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.strip().splitlines()[0] if out.strip() else None
 
 
 def summary_rows(rows: list[SetSummary]) -> list[dict]:

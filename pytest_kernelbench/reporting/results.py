@@ -14,8 +14,8 @@ import json
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.judge import upstream
-from pytest_kernelbench.reporting import feedback, report, resume, scoring
-from pytest_kernelbench.settings import Settings
+from pytest_kernelbench.reporting import feedback, plots, report, resume, scoring
+from pytest_kernelbench.settings import Settings, summary_ps
 
 # Every xdist worker plans every build; the one that ran it says more than those that found it
 # done or waited for it.
@@ -93,7 +93,7 @@ class RunResults:
         """The fast_p rows under this harness's rules and under upstream's, over every selected
         case (those that never ran count as not correct)."""
         records = self.all_records()
-        ps = report.summary_ps(self.settings.p)
+        ps = summary_ps(self.settings.p)
         return (scoring.summarize(records, ps, self.settings.p),
                 scoring.summarize([upstream.as_upstream_record(r) for r in records], ps,
                                   self.settings.p))
@@ -141,8 +141,6 @@ class RunResults:
         folder = self.settings.plot_dir
         if folder is None or not self.records:
             return None
-        from pytest_kernelbench.reporting import plots
-
         try:
             written = plots.write_plots(list(self.records.values()), self.settings.p, folder)
         except plots.PlotError as exc:

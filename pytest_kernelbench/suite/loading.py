@@ -18,6 +18,8 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
+from pytest_kernelbench.precision import torch_dtype
+
 
 def import_file(path: Path, prefix: str, lives_in: Path | None = None,
                 offered: dict[str, Any] | None = None) -> ModuleType:
@@ -141,8 +143,6 @@ def set_numerics(precision: str = "fp32", tf32: str = "off") -> None:
     fp64 that correct fp32 kernels would fail.
     """
     import torch
-
-    from pytest_kernelbench.suite.precision import torch_dtype
 
     _NUMERICS.update(dtype=torch_dtype(precision), tf32=tf32 == "allow")
     torch.backends.cuda.matmul.allow_tf32 = _NUMERICS["tf32"]
