@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -23,12 +24,33 @@ def pytest_configure(config: pytest.Config) -> None:
 EXAMPLES = Path(__file__).parent / "examples"
 
 
+class SharedRun:
+    """An inner run's output and report, kept for every test that reads the same run."""
+
+    def __init__(self, result: pytest.RunResult, document: dict, files: dict[str, str]):
+        self.result = result
+        self.document = document
+        self.files = files  # name -> text of the other files the run wrote that tests read
+
+    def report(self) -> dict:
+        return copy.deepcopy(self.document)
+
+    def records(self) -> dict[tuple[str, int, str], dict]:
+        return records_by_case(self.report())
+
+
+def records_by_case(document: dict) -> dict[tuple[str, int, str], dict]:
+    """(set, problem id, sample) -> record."""
+    return {(r["candidate_set"], r["problem_id"], r["sample"]): r for r in document["results"]}
+
+
 class KernelBenchRunner:
     """Runs an inner pytest over the example problems with chosen candidate sets."""
 
-    def __init__(self, pytester: pytest.Pytester):
+    def __init__(self, pytester: pytest.Pytester, shared: dict[tuple, SharedRun]):
         self.pytester = pytester
         self.plugin_args = ["-p", "pytest_kernelbench.plugin.hooks", "-p", "pytest_benchmark.plugin"]
+        self.shared = shared
 
     def run(self, *sets: str, args: tuple[str, ...] = (), problems: str = "problems"):
         argv = [*self.plugin_args, f"--kb-problems={EXAMPLES / problems}", "--kb-report=report.json",
@@ -47,12 +69,31 @@ class KernelBenchRunner:
 
     def records(self) -> dict[tuple[str, int, str], dict]:
         """(set, problem id, sample) -> record."""
-        return {(r["candidate_set"], r["problem_id"], r["sample"]): r
-                for r in self.report()["results"]}
+        return records_by_case(self.report())
+
+    def run_shared(self, *sets: str, args: tuple[str, ...] = (), problems: str = "problems",
+                   keep: tuple[str, ...] = ()) -> SharedRun:
+        """The same inner run as `run`, made once for all the tests that ask for it.
+
+        Tests that each check one part of the same run read one run: it is the slow part of
+        each, and a verdict does not depend on which test asked for it first.
+        """
+        key = (tuple(self.plugin_args), sets, args, problems, keep)
+        if key not in self.shared:
+            result = self.run(*sets, args=args, problems=problems)
+            files = {name: (self.pytester.path / name).read_text() for name in keep}
+            self.shared[key] = SharedRun(result, self.report(), files)
+        return self.shared[key]
+
+
+@pytest.fixture(scope="session")
+def shared_runs() -> dict[tuple, SharedRun]:
+    return {}
 
 
 @pytest.fixture
-def kb(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> KernelBenchRunner:
+def kb(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+       shared_runs: dict[tuple, SharedRun]) -> KernelBenchRunner:
     # Inner runs see only this plugin and the ones a test names, not whatever is installed.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    return KernelBenchRunner(pytester)
+    return KernelBenchRunner(pytester, shared_runs)

@@ -35,8 +35,14 @@ def test_keyword_marker_and_level_selection(kb, args, count):
                                  else f"*{count} tests collected*"])
 
 
+def good_run(kb):
+    """The good set, every stage, with pytest-benchmark's JSON beside the report."""
+    return kb.run_shared("good", args=("--kb-p=0", "--benchmark-json=bench.json"),
+                         keep=("bench.json",))
+
+
 def test_a_good_set_compiles_and_passes_correctness(kb):
-    result = kb.run("good", args=("--kb-p=0",))
+    result = good_run(kb).result
     result.assert_outcomes(passed=9)
     result.stdout.fnmatch_lines([
         "*kernelbench: fast_p on cpu*",
@@ -131,8 +137,14 @@ def test_a_compiled_baseline_is_timed_but_correctness_stays_eager(kb):
     assert kb.report()["config"]["baseline"] == "compile"
 
 
+def upstream_level1_run(kb):
+    """The set with several samples per problem and a missing one, level 1."""
+    return kb.run_shared("upstream_run", args=("--kb-level=1", "--kb-p=0", "--kb-trials=1", "-rfs"))
+
+
 def test_missing_candidates_make_no_items_but_are_counted_and_reported(kb):
-    result = kb.run("upstream_run", args=("--kb-level=1", "--kb-p=0", "-rfs"))
+    shared = upstream_level1_run(kb)
+    result = shared.result
     # Three candidates (one wrong), three stages each: no skipped item per missing one.
     result.assert_outcomes(passed=7, failed=1, skipped=1)
     result.stdout.no_fnmatch_line("*SKIPPED*no candidate*")
@@ -142,11 +154,11 @@ def test_missing_candidates_make_no_items_but_are_counted_and_reported(kb):
         "*",
         "| upstream_run *| 1 *| 3 *| 1 *| 2 *| 2 *| 0.667 *|*",
     ], consecutive=True)
-    document = kb.report()
+    document = shared.report()
     assert document["complete"] and document["cases_not_run"] == 0
     assert document["resume_command"] is None
     result.stdout.no_fnmatch_line("*partial run*")
-    missing = kb.records()[("upstream_run", 3, "missing")]
+    missing = shared.records()[("upstream_run", 3, "missing")]
     assert missing["status"] == "missing" and missing["error"] == "no candidate in this set"
     assert missing["candidate_path"] is None and missing["fingerprint"] is None
     # A problem no set has a candidate for makes no items either, not even an empty one.
@@ -230,9 +242,9 @@ BROKEN = {
 
 @pytest.fixture
 def broken(kb):
-    result = kb.run("broken", args=("--kb-level=1", "-k", "ReLU", "--kb-timeout=3", "-rfs",
-                                    "--kb-trials=1"))
-    return result, kb.records()
+    shared = kb.run_shared("broken", args=("--kb-level=1", "-k", "ReLU", "--kb-timeout=3", "-rfs",
+                                           "--kb-trials=1"))
+    return shared.result, shared.records()
 
 
 def test_every_failure_kind_gets_its_status_and_message_and_the_run_goes_on(broken):
@@ -411,10 +423,7 @@ def test_xdist_workers_share_the_builds_without_building_twice(kb):
 
 
 def test_speed_numbers_reach_pytest_benchmark(kb):
-    kb.run("good", args=("-m", "kb_speed", "--kb-p=0", "--benchmark-json=bench.json"))
-    import json
-
-    data = json.loads((kb.pytester.path / "bench.json").read_text())
+    data = json.loads(good_run(kb).files["bench.json"])
     names = {b["fullname"]: b for b in data["benchmarks"]}
     bench = names["level1/1_Scale::test_speed[good-s0]"]
     assert bench["group"] == "level1/1_Scale"
@@ -422,11 +431,16 @@ def test_speed_numbers_reach_pytest_benchmark(kb):
     assert bench["stats"]["rounds"] >= 2
 
 
-def test_under_xdist_speedups_still_reach_the_summary_and_report(kb):
+def good_xdist_run(kb):
+    """The good set on two xdist workers, each item's line naming its worker (-v)."""
     kb.plugin_args += ["-p", "xdist.plugin"]
-    result = kb.run("good", args=("-n", "2", "--kb-p=0", "--kb-trials=1"))
-    result.stdout.fnmatch_lines(["| good *| 1 *| 3 *| 1 *| 2 *| 2 *|*"])
-    records = kb.records()
+    return kb.run_shared("good", args=("-n", "2", "-v", "--kb-p=0", "--kb-trials=1"))
+
+
+def test_under_xdist_speedups_still_reach_the_summary_and_report(kb):
+    shared = good_xdist_run(kb)
+    shared.result.stdout.fnmatch_lines(["| good *| 1 *| 3 *| 1 *| 2 *| 2 *|*"])
+    records = shared.records()
     assert records[("good", 1, "s0")]["speedup"] > 0
     timed = [r for r in records.values() if "speed" in r.get("held", {})]
     assert timed and {r["placement"]["worker"] for r in timed} <= {"gw0", "gw1"}
@@ -434,8 +448,7 @@ def test_under_xdist_speedups_still_reach_the_summary_and_report(kb):
 
 
 def test_under_xdist_the_stages_of_a_case_share_a_worker(kb):
-    kb.plugin_args += ["-p", "xdist.plugin"]
-    result = kb.run("good", args=("-n", "2", "-v", "--kb-p=0", "--kb-trials=1"))
+    result = good_xdist_run(kb).result
     workers: dict[str, set[str]] = {}
     for line in result.stdout.lines:
         found = re.match(r"\[(gw\d+)\].*? (?:PASSED|FAILED|SKIPPED) (\S+)::test_\w+\[(\S+)\]", line)
@@ -460,10 +473,15 @@ HOSTILE = {
 }
 
 
+def hostile_run(kb):
+    """The hostile set, then the good one in the same session."""
+    return kb.run_shared("hostile", "good", args=("--kb-level=1", "--kb-trials=2", "--kb-p=0"))
+
+
 @pytest.fixture
 def hostile(kb):
-    result = kb.run("hostile", "good", args=("--kb-level=1", "--kb-trials=2", "--kb-p=0"))
-    return result, kb.records()
+    shared = hostile_run(kb)
+    return shared.result, shared.records()
 
 
 def test_every_cheat_gets_its_status_and_honest_candidates_keep_their_verdicts(hostile):
@@ -494,7 +512,8 @@ def test_each_record_carries_the_verdict_upstreams_rules_give(hostile, kb):
     assert good == {"rules": "v0", "compiled": True, "correct": True,
                     "speedup": good["speedup"]} and good["speedup"] > 0
     result.stdout.fnmatch_lines(["*under upstream KernelBench v0's rules*"])
-    assert {row["candidate_set"] for row in kb.report()["summary_upstream"]} == {"hostile", "good"}
+    document = hostile_run(kb).report()
+    assert {row["candidate_set"] for row in document["summary_upstream"]} == {"hostile", "good"}
 
 
 def test_a_candidate_that_switches_tf32_on_is_recorded_as_such(hostile):
@@ -673,10 +692,10 @@ def test_a_broken_problem_is_the_problem_s_fault_and_said_once(kb):
 
 
 def test_sets_with_several_samples_per_problem_get_pass_at_k(kb):
-    result = kb.run("upstream_run", args=("--kb-trials=1", "--kb-p=0", "--kb-level=1"))
-    result.stdout.fnmatch_lines(["upstream_run level 1: pass@1 *; fast_0@1 * (unbiased "
-                                 "estimates over each problem's samples)"])
-    [row] = kb.report()["summary"]
+    shared = upstream_level1_run(kb)
+    shared.result.stdout.fnmatch_lines(["upstream_run level 1: pass@1 *; fast_0@1 * (unbiased "
+                                        "estimates over each problem's samples)"])
+    [row] = shared.report()["summary"]
     # Problem 1 has a right and a wrong sample, problem 2 one right one, problem 3 none:
     # (1/2 + 1 + 0) / 3.
     assert row["pass@1"] == 0.5

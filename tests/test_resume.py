@@ -45,9 +45,13 @@ def test_two_shards_merge_to_the_verdicts_of_one_run(kb):
     assert table(merged["summary"]) == table(one_run["summary"])
 
 
+def good_run(kb):
+    """The good set, every stage: the report of a run that nothing interrupted."""
+    return kb.run_shared("good", args=FAST, keep=("report.json",))
+
+
 def test_an_interrupted_run_resumed_gives_the_report_of_an_uninterrupted_one(kb):
-    kb.run("good", args=FAST)
-    uninterrupted = statuses(kb.report()["results"])
+    uninterrupted = statuses(good_run(kb).report()["results"])
     # The first run gets as far as the Scale case (and dies: only its stream is left).
     kb.run("good", args=(*FAST, "-k", "Scale"))
     (kb.pytester.path / "report.json").unlink()
@@ -115,8 +119,9 @@ def test_merging_reports_made_with_other_settings_is_refused(kb, capsys):
 
 
 def test_the_report_tool_prints_fast_p_for_any_thresholds(kb, capsys):
-    kb.run("good", args=FAST)
-    assert cli.main(["summary", str(kb.pytester.path / "report.json"), "--p", "0,1,2"]) == 0
+    report = kb.pytester.path / "report.json"
+    report.write_text(good_run(kb).files["report.json"])
+    assert cli.main(["summary", str(report), "--p", "0,1,2"]) == 0
     out = capsys.readouterr().out
     assert "fast_0" in out and "fast_1" in out and "fast_2" in out and "| good" in out
 
@@ -127,8 +132,8 @@ def test_a_missing_resume_file_is_a_usage_error(kb):
 
 
 def test_the_report_tool_fails_a_summary_under_its_floor(kb, capsys):
-    kb.run("good", args=FAST)
     report = str(kb.pytester.path / "report.json")
+    Path(report).write_text(good_run(kb).files["report.json"])
     assert cli.main(["summary", report, "--fail-under", "fast_0=0.5"]) == 0
     assert cli.main(["summary", report, "--fail-under", "fast_0=1"]) == 1
     assert "below the floor: good level 1: fast_0 0.667 < 1" in capsys.readouterr().out
