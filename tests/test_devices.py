@@ -294,7 +294,7 @@ def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path,
     assert result["harness_s"]["lock_wait"] >= 0
 
 
-def test_a_hold_steps_aside_for_an_exclusive_holder_and_its_spans_are_left_out():
+def test_a_hold_steps_aside_for_an_exclusive_holder_and_its_spans_are_left_out(private_locks):
     with device_lock("cpu", exclusive=False) as hold:
         assert hold.step_aside()
         with device_lock("cpu", exclusive=True):  # another holder gets the device meanwhile
@@ -628,7 +628,7 @@ def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp
     assert aside[1] - aside[0] >= 0.5  # the hold was let go for the wait, and taken back
 
 
-def test_builds_stop_while_a_timing_runs_and_finish_afterwards(tmp_path):
+def test_builds_stop_while_a_timing_runs_and_finish_afterwards(tmp_path, private_locks):
     from pytest_kernelbench.building import builds
 
     ticks = tmp_path / "ticks"
@@ -658,6 +658,6 @@ def test_builds_stop_while_a_timing_runs_and_finish_afterwards(tmp_path):
     assert stamps[-1] > released
 
 
-def test_a_timing_keeps_the_device_even_while_its_worker_compiles():
+def test_a_timing_keeps_the_device_even_while_its_worker_compiles(private_locks):
     with device_lock("cpu", exclusive=True) as hold:
         assert not hold.step_aside() and hold.held and hold.aside == []
