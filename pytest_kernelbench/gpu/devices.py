@@ -23,6 +23,28 @@ from pathlib import Path
 WORKER_ID = re.compile(r"^gw(\d+)$")
 
 
+class DeviceUnavailable(ValueError):
+    """The device asked for is not there (no CUDA, or fewer GPUs than its index)."""
+
+
+def resolve_device(requested: str, worker_id: str | None = None) -> str:
+    """The device a process uses for --kb-device (auto, cpu, cuda, cuda:K), bound to its xdist
+    worker's GPU; DeviceUnavailable when it is not there."""
+    import torch
+
+    if requested == "auto":
+        requested = "cuda" if torch.cuda.is_available() else "cpu"
+    if requested.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise DeviceUnavailable(f"--kb-device={requested}: no CUDA device is available")
+        index = int(requested.partition(":")[2] or 0)
+        if index >= torch.cuda.device_count():
+            raise DeviceUnavailable(f"--kb-device={requested}: only "
+                                    f"{torch.cuda.device_count()} CUDA device(s)")
+        return bind_device(requested, worker_id, torch.cuda.device_count())
+    return requested
+
+
 def bind_device(device: str, worker_id: str | None, device_count: int) -> str:
     """The device for one process: a plain 'cuda' becomes cuda:K for xdist worker gwK."""
     if device != "cuda" or worker_id is None or device_count < 1:

@@ -12,7 +12,6 @@ import pytest
 
 from pytest_kernelbench import confine
 from pytest_kernelbench.gpu import devices
-from pytest_kernelbench.gpu.devices import bind_device
 from pytest_kernelbench.isolation import ncu
 from pytest_kernelbench.plugin import live, options, schedule
 from pytest_kernelbench.plugin.items import STAGES
@@ -543,19 +542,10 @@ def lost_interrupt(exc: BaseException) -> KeyboardInterrupt | None:
 
 
 def resolve_device(requested: str, worker_id: str | None = None) -> str:
-    import torch
-
-    if requested == "auto":
-        requested = "cuda" if torch.cuda.is_available() else "cpu"
-    if requested.startswith("cuda"):
-        if not torch.cuda.is_available():
-            raise pytest.UsageError(f"--kb-device={requested}: no CUDA device is available")
-        index = int(requested.partition(":")[2] or 0)
-        if index >= torch.cuda.device_count():
-            raise pytest.UsageError(f"--kb-device={requested}: only "
-                                    f"{torch.cuda.device_count()} CUDA device(s)")
-        return bind_device(requested, worker_id, torch.cuda.device_count())
-    return requested
+    try:
+        return devices.resolve_device(requested, worker_id)
+    except devices.DeviceUnavailable as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 RUN_KEY = pytest.StashKey[KernelBenchRun]()

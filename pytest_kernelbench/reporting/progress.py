@@ -85,8 +85,8 @@ def missing_record(case: Case) -> dict:
     from pytest_kernelbench.judge.evaluation import base_record
 
     record = base_record(case)
-    record.update(status=faults.MISSING, error="no candidate in this set")
-    return record
+    record.update({"status": faults.MISSING, "error": "no candidate in this set"})
+    return dict(record)
 
 
 def not_run_record(case: Case) -> dict:
@@ -94,8 +94,9 @@ def not_run_record(case: Case) -> dict:
     from pytest_kernelbench.judge.evaluation import base_record
 
     record = base_record(case)
-    record.update(status=faults.NOT_RUN, error="the run stopped before this case ran")
-    return record
+    record.update({"status": faults.NOT_RUN,
+                   "error": "the run stopped before this case ran"})
+    return dict(record)
 
 
 def resume_command(args: Sequence[str], report_path: Path, invocation_dir: Path,
