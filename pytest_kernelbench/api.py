@@ -32,6 +32,7 @@ from typing import Any
 
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.judge.evaluation import Evaluator
+from pytest_kernelbench.record import Record
 from pytest_kernelbench.reporting import heartbeat
 from pytest_kernelbench.settings import Settings, parse_device
 from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
@@ -63,11 +64,11 @@ class Session:
         self.settings = Settings(problems_dir=self._scratch / "problems",
                                  candidate_dirs=(self._candidates,), device=device,
                                  report_path=None, **options)
-        self._evaluator = Evaluator(self.settings, self.device)
+        self.evaluator = Evaluator(self.settings, self.device)
         self._calls = 0
         self.on_progress = on_progress
 
-    def evaluate(self, problem: str | Path, candidate: str | Path) -> dict:
+    def evaluate(self, problem: str | Path, candidate: str | Path) -> Record:
         """The record of one candidate against one problem: compile, correctness and speed."""
         self._calls += 1
         sample = f"a{self._calls}"
@@ -76,12 +77,12 @@ class Session:
         # A problem of a suite with a manifest keeps the tolerances the manifest sets for it.
         entries = load_manifest(problem_path.parent.parent)
         if (level, problem_id) in entries:
-            self._evaluator.overrides[(level, problem_id)] = entries[(level, problem_id)]
+            self.evaluator.overrides[(level, problem_id)] = entries[(level, problem_id)]
         snapshot = self._candidates / f"{sample}.py"
         snapshot.write_text(_source_of(candidate, "candidate"))
         case = Case(Problem(level, problem_id, name, problem_path), SET_NAME, sample,
                     Candidate(SET_NAME, level, problem_id, sample, snapshot))
-        ev = self._evaluator
+        ev = self.evaluator
         outcome = None
         label = f"{case.problem.key}[{case.id}]"
         for stage in (ev.compile, ev.correct, ev.speed):
@@ -95,7 +96,7 @@ class Session:
         return outcome.record
 
     def close(self) -> None:
-        self._evaluator.close()
+        self.evaluator.close()
         shutil.rmtree(self._scratch, ignore_errors=True)
 
     def __enter__(self) -> Session:
@@ -119,7 +120,7 @@ class Session:
 
 def evaluate(problem: str | Path, candidate: str | Path, device: str = "auto",
              on_progress: Callable[[heartbeat.Event], None] | None = None,
-             **options: Any) -> dict:
+             **options: Any) -> Record:
     """One candidate's record, in a session of its own (see Session for many)."""
     with Session(device, on_progress, **options) as session:
         return session.evaluate(problem, candidate)

@@ -1,8 +1,10 @@
 """The result record: one per (problem, candidate set, sample), as the JSON report holds it.
 
 `report.schema.json` (shipped with the package) is the contract and documents every field;
-`Record` mirrors it for type checkers, and a test keeps the two in step. A record is built by
-evaluation.base_record and filled in stage by stage; every other module only reads it.
+`Record` mirrors it for type checkers, and a test keeps the two in step. A record is made by
+`new_record` and filled in stage by stage through the few writers below (a stage's fields in
+one `record.update({...})`, `add_flag`, `charge`, `mark_held`, `note_aside`); every other
+module only reads it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 
@@ -78,9 +80,80 @@ class Record(TypedDict, total=False):
     fingerprint: dict[str, str] | None
 
 
+# The record's fields that add up seconds by name: harness_s (where the harness's time went,
+# per request and wait) and timing_phases (where a timing's went).
+SecondsField = Literal["harness_s", "timing_phases"]
+
+
+def new_record(level: int, problem_id: int, problem: str, candidate_set: str, sample: str,
+               candidate_path: str | None) -> Record:
+    """A record with every field that is always there; the verdict's fields still unset."""
+    return {
+        "level": level,
+        "problem_id": problem_id,
+        "problem": problem,
+        "candidate_set": candidate_set,
+        "sample": sample,
+        "candidate_path": candidate_path,
+        "compiled": False,
+        "correct": False,
+        "speedup": None,
+        "baseline_time": None,
+        "candidate_time": None,
+        "status": None,
+        "error": None,
+        "extension": None,
+        "extension_error": None,
+        "upstream": None,  # upstream KernelBench's verdict (judge/upstream.py), once compiled
+        "tf32_by_candidate": None,  # the candidate switched TF32 on (fp32 references keep it off)
+    }
+
+
+def copy_of(record: Record) -> Record:
+    """A shallow copy a later stage fills in, leaving the earlier stage's record as it was."""
+    return cast(Record, dict(record))
+
+
+def upstream_correct(record: Record) -> bool | None:
+    """Upstream's correctness verdict, where the record has one."""
+    verdict = record.get("upstream")
+    return verdict["correct"] if verdict else None
+
+
+def add_flag(record: Record, text: str) -> None:
+    """Append a note for whoever reads the verdict; a list of them is made on the first."""
+    record["flags"] = [*(record.get("flags") or []), text]
+
+
+def has_flag(record: Record, text: str) -> bool:
+    return text in (record.get("flags") or [])
+
+
+def replace_flags(record: Record, drop: list[str], text: str) -> None:
+    """The flags without those in drop, and text last (a note that keeps only its latest)."""
+    record["flags"] = [*(f for f in record.get("flags") or [] if f not in drop), text]
+
+
+def charge(record: Record, stage: str, seconds: float, field: SecondsField = "harness_s") -> None:
+    """Add seconds spent on a stage (or a phase) to the record's harness_s (or field)."""
+    spent = dict(record.get(field) or {})
+    spent[stage] = round(spent.get(stage, 0.0) + seconds, 6)
+    record[field] = spent
+
+
+def mark_held(record: Record, stage: str, span: list[float]) -> None:
+    """When a stage held the device: [from, to] in seconds since the epoch."""
+    record["held"] = {**(record.get("held") or {}), stage: span}
+
+
+def note_aside(record: Record, stage: str, spans: list[list[float]]) -> None:
+    """The spans in which a stage let others use the device (a build, others' timings)."""
+    record["aside"] = {**(record.get("aside") or {}), stage: spans}
+
+
 @cache
-def schema() -> dict:
-    return json.loads(SCHEMA_PATH.read_text())
+def schema() -> dict[str, Any]:
+    return cast(dict[str, Any], json.loads(SCHEMA_PATH.read_text()))
 
 
 def record_fields() -> set[str]:

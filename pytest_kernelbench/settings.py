@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pytest_kernelbench import confine, precision
 
@@ -34,7 +34,11 @@ def parse_levels(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(levels)))
 
 
-def _number(text: str, cast, unreadable: str, accept, rejected: str):
+_N = TypeVar("_N", int, float)
+
+
+def _number(text: str, cast: Callable[[str], _N], unreadable: str,
+            accept: Callable[[_N], bool], rejected: str) -> _N:
     """text read by cast (int or float) and checked by accept; the messages name what was wrong.
 
     `unreadable` may use {text} (quoted); `rejected` may use {text} (as given) and {value}.

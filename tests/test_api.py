@@ -52,7 +52,7 @@ def test_a_session_judges_each_attempt_as_it_was_when_called(tmp_path):
 
 def test_a_verdicts_timing_may_stop_once_clear_of_the_thresholds_the_summary_reads(monkeypatch):
     with Session(**{**FAST, "p": 2.0, "flag_speedup": 50.0}) as session:
-        asked = session._evaluator.sandbox.request
+        asked = session.evaluator.sandbox.request
         sent: list = []
 
         def request(header, timeout_s):
@@ -60,7 +60,7 @@ def test_a_verdicts_timing_may_stop_once_clear_of_the_thresholds_the_summary_rea
                 sent.append(header["thresholds"])
             return asked(header, timeout_s)
 
-        monkeypatch.setattr(session._evaluator.sandbox, "request", request)
+        monkeypatch.setattr(session.evaluator.sandbox, "request", request)
         valid(session.evaluate(RELU, GOOD))
     assert sent == [[0.0, 1.0, 2.0, 50.0]]
 
@@ -78,7 +78,7 @@ CACHES_WITH_A_STREAM = CACHES.read_text() + "\n\nSIDE = torch.cuda.Stream if Fal
 def test_a_stale_answer_from_a_candidate_that_makes_streams_is_told_by_its_order_trials(
         tmp_path, monkeypatch, source, ordered, status):
     from pytest_kernelbench import faults
-    from pytest_kernelbench.judge import evaluation
+    from pytest_kernelbench.judge import channel, correct_stage
 
     asked: list[bool] = []
 
@@ -89,11 +89,11 @@ def test_a_stale_answer_from_a_candidate_that_makes_streams_is_told_by_its_order
 
     # The order trials need CUDA streams; here only their answer is stood in for, and the
     # worker on the CPU is not asked to track streams.
-    header = evaluation.Evaluator._header
-    monkeypatch.setattr(evaluation.Evaluator, "order_trials", property(lambda self: True))
-    monkeypatch.setattr(evaluation.Evaluator, "_header", lambda self, *args, **kwargs: {
+    header = channel.WorkerChannel.header
+    monkeypatch.setattr(channel.WorkerChannel, "order_trials", property(lambda self: True))
+    monkeypatch.setattr(channel.WorkerChannel, "header", lambda self, *args, **kwargs: {
         **header(self, *args, **kwargs), "order_trials": False})
-    monkeypatch.setattr(evaluation._Trials, "_unordered", unordered)
+    monkeypatch.setattr(correct_stage.Trials, "unordered", unordered)
     candidate = tmp_path / "2_ReLU.py"
     candidate.write_text(source)
     result = valid(evaluate(RELU, candidate, **{**FAST, "trials": 3}))
@@ -304,7 +304,7 @@ class ModelNew(nn.Module):
 def test_a_large_reference_is_let_go_while_the_worker_times_and_built_again_alike(
         tmp_path, monkeypatch):
     # "Large" is over KEPT_OUTPUTS_BYTES of weights: lowered here so that a 64x64 Linear is.
-    from pytest_kernelbench.judge import evaluation
+    from pytest_kernelbench.judge import reference
     from pytest_kernelbench.suite import loading
 
     problem = tmp_path / "level1" / "1_Linear.py"
@@ -314,18 +314,18 @@ def test_a_large_reference_is_let_go_while_the_worker_times_and_built_again_alik
     build_model = loading.build_model
     monkeypatch.setattr(loading, "build_model", lambda *a: built.append(a[0]) or build_model(*a))
     with Session(**FAST) as session:
-        ev = session._evaluator
+        ev = session.evaluator
         held_while_timing = []
         asked = ev.sandbox.request
 
         def request(header, timeout_s):
             if header.get("op") == "time":
-                held_while_timing.append(ev._reference is not None)
+                held_while_timing.append(ev.reference.holds_model)
             return asked(header, timeout_s)
 
         monkeypatch.setattr(ev.sandbox, "request", request)
         kept = valid(session.evaluate(problem, LINEAR_CANDIDATE))
-        monkeypatch.setattr(evaluation, "KEPT_OUTPUTS_BYTES", 1000)  # outputs are let go too
+        monkeypatch.setattr(reference, "KEPT_OUTPUTS_BYTES", 1000)  # outputs are let go too
         results = [valid(session.evaluate(problem, source))
                    for source in (LINEAR_CANDIDATE, LINEAR_CANDIDATE, WRONG_LINEAR)]
     assert held_while_timing == [True, False, False]
@@ -341,17 +341,17 @@ WRONG_LINEAR = LINEAR_CANDIDATE.replace("torch.clamp_min(", "0.5 * torch.clamp_m
 def _bursts_altered(monkeypatch, evaluator, alter) -> list[str]:
     """Pass each burst the evaluator's worker answers through alter(side, reply, sides so
     far); returns those sides ('candidate' or 'baseline'), in order, as they come."""
-    asked = evaluator._ask
+    asked = evaluator.channel.ask
     sides: list[str] = []
 
-    def ask(record, op, case, timeout_s=None, **extra):
-        reply = asked(record, op, case, timeout_s, **extra)
+    def ask(record, op, case, **extra):
+        reply = asked(record, op, case, **extra)
         if op != "burst":
             return reply
         sides.append(extra.get("side", "candidate"))
         return alter(sides[-1], reply, sides)
 
-    monkeypatch.setattr(evaluator, "_ask", ask)
+    monkeypatch.setattr(evaluator.channel, "ask", ask)
     return sides
 
 
@@ -361,20 +361,20 @@ def test_a_host_whose_load_fell_after_the_candidates_bursts_is_no_cheat(monkeypa
     # quiet host: a burst of the candidate's right after the baseline's tells the two apart.
     import dataclasses
 
-    from pytest_kernelbench.judge import evaluation
+    from pytest_kernelbench.judge import clock
 
     def loaded(side, reply, sides):
-        if sides.count("candidate") > evaluation.BURST_TRIES or side != "candidate":
+        if sides.count("candidate") > clock.BURST_TRIES or side != "candidate":
             return reply
         header = {**reply.header, "timed_s": (reply.header.get("timed_s") or 0) * 10}
         return dataclasses.replace(reply, header=header, wall_s=reply.wall_s * 10)
 
     with Session(**FAST) as session:
-        bursts = _bursts_altered(monkeypatch, session._evaluator, loaded)
+        bursts = _bursts_altered(monkeypatch, session.evaluator, loaded)
         result = valid(session.evaluate(RELU, GOOD))
     assert result["status"] == "passed", result["error"]
-    assert bursts[:evaluation.BURST_TRIES + 2] == \
-        ["candidate"] * evaluation.BURST_TRIES + ["baseline", "candidate"]
+    assert bursts[:clock.BURST_TRIES + 2] == \
+        ["candidate"] * clock.BURST_TRIES + ["baseline", "candidate"]
 
 
 def _slowed_there(monkeypatch, evaluator, timed: tuple[str, ...] = (), bursts: int = 99,
@@ -387,11 +387,11 @@ def _slowed_there(monkeypatch, evaluator, timed: tuple[str, ...] = (), bursts: i
 
     from pytest_kernelbench.isolation.sandbox import Fault
 
-    asked = evaluator._ask
+    asked = evaluator.channel.ask
     seen: list[str] = []
 
-    def ask(record, op, case, timeout_s=None, **extra):
-        reply = asked(record, op, case, timeout_s, **extra)
+    def ask(record, op, case, **extra):
+        reply = asked(record, op, case, **extra)
         if op not in ("time", "pace") and not (op == "burst" and extra.get("side") == "baseline"):
             return reply
         if isinstance(reply, Fault):
@@ -408,7 +408,7 @@ def _slowed_there(monkeypatch, evaluator, timed: tuple[str, ...] = (), bursts: i
         seen.append(op)
         return reply
 
-    monkeypatch.setattr(evaluator, "_ask", ask)
+    monkeypatch.setattr(evaluator.channel, "ask", ask)
     return seen
 
 
@@ -416,7 +416,7 @@ def test_one_slowed_burst_of_the_baseline_in_the_candidates_process_scales_nothi
     # A host that ran slowly through the timing (both sides alike) slowed the first burst of
     # the baseline there too; a candidate that slows the baseline there slows every burst.
     with Session(**FAST) as session:
-        seen = _slowed_there(monkeypatch, session._evaluator,
+        seen = _slowed_there(monkeypatch, session.evaluator,
                              timed=("baseline", "candidate"), bursts=1)
         result = valid(session.evaluate(RELU, GOOD))
     assert seen[:3] == ["time*", "burst*", "burst"]  # the slowed one was measured again
@@ -429,7 +429,7 @@ def test_slow_bursts_after_a_timing_whose_baseline_fits_scale_nothing(monkeypatc
     # Every burst of the baseline there ran ten times as long as here, but the timing's own
     # median of it did not: the slowness bought the candidate nothing.
     with Session(**FAST) as session:
-        seen = _slowed_there(monkeypatch, session._evaluator)
+        seen = _slowed_there(monkeypatch, session.evaluator)
         result = valid(session.evaluate(RELU, GOOD))
     assert "pace" not in seen  # no burst measured again for it
     assert result["status"] == "passed", result["error"]
@@ -440,15 +440,17 @@ def test_slow_bursts_after_a_timing_whose_baseline_fits_scale_nothing(monkeypatc
 def test_a_graph_timings_median_spares_no_slowed_baseline(monkeypatch):
     # A replayed graph's median is no eager call's: bursts of the baseline there that ran
     # ten times as long are held against the candidate even where that median fits here.
+    from pytest_kernelbench.judge import speed_stage
+
     with Session(**FAST) as session:
-        evaluator = session._evaluator
-        check = evaluator._check_timing
+        evaluator = session.evaluator
+        check = speed_stage.check_timing
 
-        def as_graph(case, record, *args):
+        def as_graph(ctx, case, record, *args):
             record["timing"] = "graph"  # as a CUDA run of a fast baseline times it
-            return check(case, record, *args)
+            return check(ctx, case, record, *args)
 
-        monkeypatch.setattr(evaluator, "_check_timing", as_graph)
+        monkeypatch.setattr(speed_stage, "check_timing", as_graph)
         seen = _slowed_there(monkeypatch, evaluator)
         result = valid(session.evaluate(RELU, GOOD))
     assert "pace" in seen
@@ -460,7 +462,7 @@ def test_a_worker_the_host_runs_slowly_keeps_its_speedup(monkeypatch):
     # The timing (both sides), the baseline's bursts there and the harness's own pure-Python
     # work there all ran ten times as long: the process ran slowly, its speedup stands.
     with Session(**FAST) as session:
-        seen = _slowed_there(monkeypatch, session._evaluator,
+        seen = _slowed_there(monkeypatch, session.evaluator,
                              timed=("baseline", "candidate"), pace=True)
         result = valid(session.evaluate(RELU, GOOD))
     assert "pace*" in seen and seen.count("burst*") >= 2
@@ -475,7 +477,7 @@ def test_a_baseline_slowed_alone_in_the_candidates_process_is_scaled(monkeypatch
     # work there ran as fast as here: the baseline alone was slowed there, as a candidate
     # that patches its operators slows it.
     with Session(**FAST) as session:
-        seen = _slowed_there(monkeypatch, session._evaluator, timed=("baseline",))
+        seen = _slowed_there(monkeypatch, session.evaluator, timed=("baseline",))
         result = valid(session.evaluate(RELU, GOOD))
     assert "pace" in seen and seen.count("burst*") >= 2
     assert result["speedup_interval"] is None

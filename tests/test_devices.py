@@ -286,7 +286,7 @@ def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path,
         time.sleep(0.3)
 
     with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0) as session:
-        session._evaluator.wait_for_build = wait_for_build
+        session.evaluator.wait_for_build = wait_for_build
         result = session.evaluate(relu, candidate)
     assert free_while_waiting == [True]
     assert result["status"] == "passed"
@@ -362,7 +362,7 @@ def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path, pri
                  drain="wait") as session:
         # Only a GPU's stages step aside (on a CPU the compiler would share the timing's cores):
         # turned on here to run the same code on the CPU.
-        session._evaluator.sandbox.steps_aside = True
+        session.evaluator.sandbox.steps_aside = True
         result = session.evaluate(relu, candidate)
     other.join()
     assert result["status"] == "passed", result["error"]
@@ -464,21 +464,21 @@ def test_with_drain_stop_a_timing_stops_a_kernel_attribution_in_progress(tmp_pat
     # a timing that asks meanwhile, like a correctness trial. On a CPU the harness reads no
     # kernels, so the problem is made to look as if it had some, and the candidate's forward
     # turns slow once the attribution begins.
-    from pytest_kernelbench.judge import evaluation
+    from pytest_kernelbench.judge import attribute_stage, reference
 
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
     slow = tmp_path / "slow"
-    traits, note_kernels = evaluation.Evaluator._problem_traits, evaluation.Evaluator._note_kernels
+    traits, note_kernels = reference.ReferenceSide.traits, attribute_stage.note_kernels
 
     def with_kernels(self, *args, **kwargs):
         return {**traits(self, *args, **kwargs), "kernels": []}
 
-    def slowly(self, *args, **kwargs):
+    def slowly(*args, **kwargs):
         slow.write_text("")
-        return note_kernels(self, *args, **kwargs)
+        return note_kernels(*args, **kwargs)
 
-    monkeypatch.setattr(evaluation.Evaluator, "_problem_traits", with_kernels)
-    monkeypatch.setattr(evaluation.Evaluator, "_note_kernels", slowly)
+    monkeypatch.setattr(reference.ReferenceSide, "traits", with_kernels)
+    monkeypatch.setattr(attribute_stage, "note_kernels", slowly)
     _stopped_for_a_timing(tmp_path, f"os.path.exists({str(slow)!r})", "profile")
 
 
@@ -558,7 +558,7 @@ def test_a_thread_the_candidate_left_running_is_stopped_between_stages(tmp_path)
         before = ticks.stat().st_size
         time.sleep(0.5)
         assert ticks.stat().st_size == before, "the candidate's thread ran between stages"
-        state = Path(f"/proc/{session._evaluator.sandbox.child_pid}/stat").read_text()
+        state = Path(f"/proc/{session.evaluator.sandbox.child_pid}/stat").read_text()
         assert state.rpartition(")")[2].split()[0] == "T"
 
 
@@ -611,7 +611,7 @@ def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp
     with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0,
                  build_cache=tmp_path / "cache") as session:
         folder = builds.build_folder(tmp_path / "cache", candidate.read_bytes(),
-                                     builds.toolchain(session._evaluator.arch))
+                                     builds.toolchain(session.evaluator.arch))
         folder.mkdir(parents=True)
         other_worker = open(folder / builds.LOCK_FILE, "a+")
         fcntl.flock(other_worker, fcntl.LOCK_EX)

@@ -10,17 +10,17 @@ import pytest
 from pytest_kernelbench import faults
 from pytest_kernelbench.gpu import ordering
 from pytest_kernelbench.isolation.sandbox import Fault, Reply
-from pytest_kernelbench.judge.evaluation import _Trials
+from pytest_kernelbench.judge.correct_stage import Trials
 from pytest_kernelbench.suite.correctness import Verdict
 
 RIGHT, WRONG = "right", "wrong"
 
 
 def trials_answering(replies: dict[str, Reply | Fault]):
-    """_Trials over a stand-in evaluator whose worker answers each order with replies[order]."""
+    """Trials over a stand-in context whose worker answers each order with replies[order]."""
     asked: list[str] = []
 
-    def ask(record, op, case, budget, input_seed, order):
+    def ask(record, op, case, input_seed, order):
         asked.append(order)
         seeds.append(input_seed)
         return replies[order]
@@ -29,9 +29,9 @@ def trials_answering(replies: dict[str, Reply | Fault]):
         return None if value == RIGHT else Verdict(faults.MISMATCH, "output: 9 of 9 differ")
 
     seeds: list[int] = []
-    evaluator = SimpleNamespace(_ask=ask, _judge=judge, _input_seed=lambda t: 1000 + t,
-                                settings=SimpleNamespace(timeout_s=10.0, trials=5))
-    trials = _Trials(evaluator, case=None, record={"upstream": {}})
+    ctx = SimpleNamespace(channel=SimpleNamespace(ask=ask), answers=SimpleNamespace(judge=judge),
+                          input_seed=lambda t: 1000 + t, settings=SimpleNamespace(trials=5))
+    trials = Trials(ctx, case=None, record={"upstream": {}})
     trials.seeds = seeds  # type: ignore[attr-defined]  # the draw each order trial asked for
     return trials, asked
 

@@ -21,7 +21,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pytest_kernelbench.gpu.kernels import base_name
 from pytest_kernelbench.isolation import worker
@@ -132,7 +134,7 @@ def _pct(label: str, value: float | None) -> str:
     return "" if value is None else f"{label} {value:.0f}%"
 
 
-def profile(request: dict, env: dict[str, str], own: list[str], timeout_s: float,
+def profile(request: Mapping[str, Any], env: dict[str, str], own: list[str], timeout_s: float,
             folder: Path) -> tuple[list[dict] | None, str]:
     """(kernels, "") or (None, why not): the request's call profiled under ncu. `folder` is
     where the request and ncu's log are written (the confined process may read it)."""

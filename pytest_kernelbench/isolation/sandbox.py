@@ -175,7 +175,7 @@ class Sandbox:
         # (problem, candidate) and what the worker reported refusing, in answer to a release
         self.unreported: tuple[tuple | None, list[str]] | None = None
 
-    def request(self, header: dict, timeout_s: float) -> Reply | Fault:
+    def request(self, header: wire.Request, timeout_s: float) -> Reply | Fault:
         """Send one request to the candidate's worker and wait at most timeout_s for its reply."""
         key = (header.get("problem"), header.get("candidate"))
         self.start_s, self.start_parts, self.stopped_s = 0.0, {}, 0.0  # of this request alone
@@ -307,14 +307,14 @@ class Sandbox:
             self.scratch = None
         return status
 
-    def _policy(self, header: dict) -> str | None:
+    def _policy(self, header: wire.Request) -> str | None:
         """The new worker's confinement, as the JSON its first request carries."""
         if self.confine_mode == "off":
             return None
         self.scratch = Path(tempfile.mkdtemp(prefix="kb-scratch-"))
         return self.policy_of(header, self.scratch).to_json()
 
-    def profiled(self, header: dict, scratch: Path) -> dict:
+    def profiled(self, header: wire.Request, scratch: Path) -> wire.Request:
         """The request for a process of its own that runs the candidate under a profiler: its
         files confined as a worker's are, writing only to `scratch`, but free to talk to the
         profiler that started it (TCP and sockets outside its domain, signals)."""
@@ -324,7 +324,7 @@ class Sandbox:
                                      scoped=False)
         return {**header, "policy": policy.to_json()}
 
-    def policy_of(self, header: dict, scratch: Path) -> confine.Policy:
+    def policy_of(self, header: wire.Request, scratch: Path) -> confine.Policy:
         """The confinement of a worker that serves this request and writes only to scratch."""
         build = (header.get("env") or {}).get("TORCH_EXTENSIONS_DIR")
         candidate, problem = header.get("candidate"), header.get("problem")
@@ -332,7 +332,7 @@ class Sandbox:
                                   Path(problem) if problem else None, scratch,
                                   Path(build) if build else None, self.protected)
 
-    def _start_child(self, header: dict) -> Fault | None:
+    def _start_child(self, header: wire.Request) -> Fault | None:
         if self.zygote is None or self.zygote.poll() is not None:
             self._start_zygote()
         began = time.perf_counter()

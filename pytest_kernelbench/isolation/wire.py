@@ -10,12 +10,52 @@ import base64
 import json
 import os
 import struct
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 HEADER = struct.Struct("<QQ")  # JSON length, payload length
 
 
-def write_message(fd: int, header: dict, blobs: list[bytes] = ()) -> None:  # type: ignore[assignment]
+class Request(TypedDict, total=False):
+    """The header of one request the judge sends a worker. The fields down to `env` are in
+    every request (a worker started for any of them loads the candidate from them); the rest
+    belong to one op or a few."""
+
+    op: str  # load, run, time, burst, pace, profile, ncu
+    problem: str
+    candidate: str
+    seed: int
+    device: str  # as the worker names it
+    mode: str
+    precision: str  # the worker's numerics, applied once per process (loading.set_numerics)
+    tf32: str
+    order_trials: bool  # track the candidate's streams (the stream-order trials)
+    lockstep: bool  # the reference keeps state: the worker reports its calls
+    env: dict[str, str]  # the candidate's build folder (TORCH_EXTENSIONS_DIR and the like)
+    # run
+    input_seed: int
+    settle_inputs: bool
+    order: str
+    # time and burst
+    input_seeds: list[int]
+    timing: str
+    with_baseline: bool
+    budget_s: float
+    min_rounds: int
+    max_rounds: int | None
+    target_rse: float
+    baseline: str
+    thresholds: list[float]
+    calls: int
+    side: str
+    # pace, profile
+    steps: int
+    profiler: bool
+    # a process of its own under a profiler (sandbox.profiled)
+    policy: str | None
+
+
+def write_message(fd: int, header: Mapping[str, Any], blobs: list[bytes] = ()) -> None:  # type: ignore[assignment]
     head = json.dumps(header).encode()
     payload = b"".join(blobs)
     _write_all(fd, HEADER.pack(len(head), len(payload)) + head)

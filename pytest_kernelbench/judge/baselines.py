@@ -13,13 +13,14 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
-def cache_key(fields: dict) -> str:
+def cache_key(fields: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def read(folder: Path, fields: dict, max_age_s: float, now: float) -> list[float] | None:
+def read(folder: Path, fields: dict[str, Any], max_age_s: float, now: float) -> list[float] | None:
     """The cached samples for these fields, or None when there are none or they are stale."""
     path = folder / f"{cache_key(fields)}.json"
     try:
@@ -34,7 +35,7 @@ def read(folder: Path, fields: dict, max_age_s: float, now: float) -> list[float
     return [float(s) for s in samples]
 
 
-def write(folder: Path, fields: dict, samples_s: list[float], now: float) -> Path:
+def write(folder: Path, fields: dict[str, Any], samples_s: list[float], now: float) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{cache_key(fields)}.json"
     entry = {"fields": fields, "created": now, "samples_s": samples_s}

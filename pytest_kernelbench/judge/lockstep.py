@@ -22,10 +22,10 @@ class Lockstep:
     """A reference twin that follows one call sequence, replaying it from a fresh model when a
     sequence does not extend the one it followed (a new candidate, a new worker)."""
 
-    def __init__(self, fresh_model: Callable[[], Any], inputs_for: Callable[[int], list]):
+    def __init__(self, fresh_model: Callable[[], Any], inputs_for: Callable[[int], list[Any]]):
         self._fresh_model = fresh_model
         self._inputs_for = inputs_for
-        self._inputs: dict[int, list] = {}
+        self._inputs: dict[int, list[Any]] = {}
         self._model: Any = None
         self._followed: list[int] = []  # the seeds the twin has been called on, in order
         self._outputs: dict[int, Any] = {}  # position (1-based) -> output, kept when asked for
@@ -71,7 +71,7 @@ def common_prefix(first: Sequence[int], second: Sequence[int]) -> int:
     return shared
 
 
-def reproducible(fresh_model: Callable[[], Any], inputs: list, agree: Callable[[Any, Any], bool],
+def reproducible(fresh_model: Callable[[], Any], inputs: list[Any], agree: Callable[[Any, Any], bool],
                  calls: int = 3) -> bool:
     """Whether two fresh references called `calls` times on the same inputs answer alike at
     every call: then their answers depend on the call sequence alone."""

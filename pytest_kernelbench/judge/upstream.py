@@ -26,7 +26,7 @@ class UpstreamVerdict:
     correct: bool | None = None  # None: this run's data cannot tell (e.g. a tensor subclass)
     speedup: float | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"rules": self.rules, "compiled": self.compiled, "correct": self.correct,
                 "speedup": self.speedup}
 
@@ -53,7 +53,7 @@ def allclose_only(expected: Any, got: Any, rules: str, precision: str = "fp32") 
     return bool(expected == got)
 
 
-def _allclose(got, expected, atol: float, rtol: float) -> bool:
+def _allclose(got: Any, expected: Any, atol: float, rtol: float) -> bool:
     """torch.allclose(got, expected): on a CPU, read in blocks with the same elementwise rule.
     Over the whole of a 1 GiB output its temporaries took seconds and gigabytes."""
     import torch
@@ -74,7 +74,7 @@ def speedup_of_means(baseline_samples_s: list[float], candidate_samples_s: list[
     return statistics.fmean(baseline_samples_s) / candidate if candidate > 0 else None
 
 
-def as_upstream_record(record: dict) -> dict:
+def as_upstream_record(record: dict[str, Any]) -> dict[str, Any]:
     """The record as upstream's rules see it, for scoring.summarize (unknowns count as not)."""
     verdict = record.get("upstream") or {}
     return {**record, "compiled": bool(verdict.get("compiled")),

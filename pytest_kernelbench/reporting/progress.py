@@ -84,15 +84,16 @@ def item_finished(when: str, passed: bool) -> bool:
 def missing_record(case: Case) -> dict:
     """The record of a problem the set has no candidate for."""
     record = base_record(case)
-    record.update(status=faults.MISSING, error="no candidate in this set")
-    return record
+    record.update({"status": faults.MISSING, "error": "no candidate in this set"})
+    return dict(record)
 
 
 def not_run_record(case: Case) -> dict:
     """The record of a selected case the run stopped before."""
     record = base_record(case)
-    record.update(status=faults.NOT_RUN, error="the run stopped before this case ran")
-    return record
+    record.update({"status": faults.NOT_RUN,
+                   "error": "the run stopped before this case ran"})
+    return dict(record)
 
 
 def resume_command(args: Sequence[str], report_path: Path, invocation_dir: Path,

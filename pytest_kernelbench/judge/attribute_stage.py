@@ -1,0 +1,135 @@
+"""The attribute stage, after a checked timing and under the shared hold: which kernels ran,
+the speed of light, the flags, and the verdict (passed, slower, torch_only, inconclusive)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_kernelbench import faults
+from pytest_kernelbench.gpu import roofline, timing
+from pytest_kernelbench.gpu.kernels import custom_kernels
+from pytest_kernelbench.isolation.sandbox import Fault
+from pytest_kernelbench.judge.context import StageContext
+from pytest_kernelbench.judge.outcome import Outcome
+from pytest_kernelbench.judge.speed_stage import Timed
+from pytest_kernelbench.record import Record, add_flag, copy_of
+from pytest_kernelbench.settings import Settings
+from pytest_kernelbench.suite.discovery import Case
+
+INCONCLUSIVE = "inconclusive"  # a speed item the timing cannot tell from p
+
+
+def worth_profiling(speedup: float, interval: list[float | None] | None, p: float,
+                    require_kernel: bool) -> bool:
+    """Whether to profile a candidate whose call neither a CUDA graph nor a CUPTI trace can
+    read (a profiler session costs seconds; the others, milliseconds, so every candidate gets
+    them).
+
+    Under --kb-require-kernel the answer decides the verdict of any candidate faster than p;
+    otherwise it is a flag, worth a profiler session only when the speedup is above p beyond
+    timing noise: a candidate at 1.00x lands above 1 half the time.
+    """
+    if speedup <= p:
+        return False
+    low = interval[0] if interval else None
+    return require_kernel or (low if low is not None else speedup) > p
+
+
+def attribute_case(ctx: StageContext, case: Case, timed_record: Record, timed: Timed,
+                   ceilings: dict[str, roofline.Ceilings]) -> Outcome:
+    """Which kernels ran (a CUDA graph of one call, a CUPTI trace, or a profiler session), the
+    speed of light, and the verdict. Nothing here is timed, and a profiler session takes
+    seconds: holding the device alone for it would make every other worker wait. (ceilings,
+    the device's measured ceilings by dtype, is raised by what is seen here.)"""
+    record = copy_of(timed_record)
+    settings = ctx.settings
+    traits = ctx.reference.traits(case, ctx.timing_seeds(),
+                                  lambda: ctx.channel.let_timings_in(record))
+    ctx.channel.let_timings_in(record)
+    note_kernels(ctx, case, record, traits["kernels"],
+                 profiler=worth_profiling(timed.ratio, record.get("speedup_interval"),
+                                          settings.p, settings.require_kernel))
+    candidate_s = record["candidate_time"]
+    assert candidate_s is not None
+    note_speed_of_light(ctx.device, record, traits, candidate_s, ceilings)
+    for note in [*timed.notes, *flags(settings, record, timed.ratio)]:
+        add_flag(record, note)
+    if not record.get("flags"):
+        record["flags"] = []
+    return speed_verdict(ctx, record, timed.ratio, timed.candidate_samples_s)
+
+
+def note_kernels(ctx: StageContext, case: Case, record: Record,
+                 baseline_kernels: list[str] | None, profiler: bool) -> None:
+    """Which kernels ran (on CUDA only: baseline_kernels is None elsewhere), read from a CUDA
+    graph of one call, or where the call cannot be captured, from CUPTI's records of one call.
+    Where CUPTI cannot be loaded, a profiler session answers, which costs seconds in a fresh
+    process: only when profiler is true."""
+    if baseline_kernels is None:
+        return
+    reply = ctx.channel.ask(record, "profile", case, input_seed=ctx.input_seed(0),
+                            profiler=profiler)
+    if isinstance(reply, Fault) or reply.header["kernels"] is None:
+        return
+    names = reply.header["kernels"]
+    source = case.candidate.path.read_text(errors="replace") if case.candidate else ""
+    own = custom_kernels(names, baseline_kernels, source)
+    record.update({"custom_kernels": own, "torch_only": not own, "launched_kernels": len(names),
+                   "kernel_attribution": reply.header["attribution"]})
+
+
+def note_speed_of_light(device: str, record: Record, traits: dict[str, Any], candidate_s: float,
+                        ceilings: dict[str, roofline.Ceilings]) -> None:
+    dtype = traits["dtype"]
+    if dtype not in ceilings:
+        ceilings[dtype] = roofline.measure_ceilings(device, dtype)
+    cost = traits["cost"]
+    baseline_s = record["baseline_time"]
+    for seconds in (baseline_s, candidate_s):
+        ceilings[dtype] = roofline.raised(ceilings[dtype], cost, seconds or 0.0)
+    ceiling = ceilings[dtype]
+    record["speed_of_light"] = {
+        **cost.as_dict(), "dtype": dtype, "ceilings": ceiling.as_dict(),
+        "baseline_fraction": roofline.fraction(cost, baseline_s or 0.0, ceiling),
+        "candidate_fraction": roofline.fraction(cost, candidate_s, ceiling),
+    }
+
+
+def flags(settings: Settings, record: Record, ratio: float) -> list[str]:
+    found = []
+    if ratio > settings.flag_speedup:
+        found.append(f"speedup above {settings.flag_speedup:g}x: check it by hand")
+    if record.get("torch_only"):
+        found.append("torch_only: no kernel of its own ran")
+    return found
+
+
+def speed_verdict(ctx: StageContext, record: Record, ratio: float,
+                  candidate_samples: list[float]) -> Outcome:
+    """passed, slower, or torch_only (under --kb-require-kernel), for a checked timing."""
+    p = ctx.settings.p
+    if record.get("speedup") is None:  # the harness's clock could not settle the time
+        record["status"] = faults.INCONCLUSIVE
+        return Outcome(faults.INCONCLUSIVE, "the harness's clock could neither confirm nor "
+                       "refute the reported time (a busy host): no speedup", skipped=True,
+                       record=record)
+    if ctx.settings.require_kernel and record.get("torch_only"):
+        record["status"] = faults.TORCH_ONLY
+        return Outcome(faults.TORCH_ONLY, "no kernel of the candidate's own ran "
+                       "(--kb-require-kernel): it only called PyTorch", record=record)
+    if ratio > p:
+        return Outcome(faults.PASSED, record=record, candidate_samples_s=candidate_samples)
+    record["status"] = faults.SLOWER  # correct, but not faster than p: what fast_p counts
+    message = (f"speedup {ratio:.3f} is not above p={p:g} (baseline "
+               f"{(record['baseline_time'] or 0) * 1e6:.1f} us, candidate "
+               f"{(record['candidate_time'] or 0) * 1e6:.1f} us)")
+    interval = record.get("speedup_interval")
+    if timing.below(ratio, interval, p, ctx.device):
+        return Outcome(faults.SLOWER, message, record=record,
+                       candidate_samples_s=candidate_samples)
+    # Not shown to be slower: the item neither passes (fast_p does not count it) nor fails,
+    # so the exit status does not turn on noise.
+    why = timing.resolution_words(ratio, interval, p, ctx.device)
+    add_flag(record, f"{INCONCLUSIVE}: not shown to be at or below p={p:g}: {why}")
+    return Outcome(faults.SLOWER, f"{INCONCLUSIVE}: {message}; {why}", skipped=True,
+                   record=record, candidate_samples_s=candidate_samples)
