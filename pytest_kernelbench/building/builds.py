@@ -306,7 +306,7 @@ class BuildPool:
                     _signal_builds([(build, process, lock, began)], signal.SIGKILL)
                     process.wait()
                 build.seconds = time.perf_counter() - began
-                _finish(build, process.returncode, overdue, self.timeout_s)
+                finish(build, process.returncode, overdue, self.timeout_s)
                 lock.close()  # type: ignore[attr-defined]
                 with self._changed:
                     self._finished(build, started_at)
@@ -396,7 +396,9 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
     return process, lock
 
 
-def _finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> None:
+def finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> None:
+    """What a build process's end makes of its build: built (and sealed), failed (recorded
+    as the source's failure only where its compiler failed), or deferred to a GPU."""
     shutil.rmtree(build.folder / "scratch", ignore_errors=True)
     built = any(build.folder.rglob("*.so"))
     log = (build.folder / LOG_FILE).read_text(errors="replace")

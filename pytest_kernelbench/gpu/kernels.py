@@ -147,7 +147,8 @@ class DriverError(RuntimeError):
 
 
 @functools.cache
-def _driver():
+def cuda_driver():
+    """The CUDA driver library, loaded once (graph_node_names reads graphs through it)."""
     return ctypes.CDLL("libcuda.so.1")
 
 
@@ -159,7 +160,7 @@ def _check(result: int, what: str) -> None:
 def graph_node_names(raw_graph: int) -> list[str]:
     """Sorted distinct names of a CUDA graph's kernels (memcpy and memset nodes as 'Memcpy'
     and 'Memset', as the profiler names them), child graphs included."""
-    cu = _driver()
+    cu = cuda_driver()
     names: set[str] = set()
     pending = [ctypes.c_void_p(raw_graph)]
     while pending:

@@ -1,0 +1,83 @@
+"""judge/attribute_stage.py: the speed verdict and the flags of a checked timing, read from
+stand-in contexts (no worker, no GPU)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_kernelbench import faults, record
+from pytest_kernelbench.judge import attribute_stage
+
+
+def fresh() -> record.Record:
+    return record.new_record(1, 2, "ReLU", "good", "s0", "good/level1/2_ReLU.py")
+
+
+def settings(**fields):
+    base = {"p": 1.0, "require_kernel": False, "flag_speedup": 10.0, "timing": "auto"}
+    return SimpleNamespace(**{**base, **fields})
+
+
+def context(device="cpu", **fields):
+    return SimpleNamespace(settings=settings(**fields), device=device,
+                           reference=SimpleNamespace(lockstep=None))
+
+
+def timed_record(speedup):
+    made = fresh()
+    made.update({"speedup": speedup, "baseline_time": 1e-3, "candidate_time": 1e-3 / speedup,
+                 "speedup_interval": [speedup * 0.99, speedup * 1.01], "flags": []})
+    return made
+
+
+def test_a_clear_speedup_above_p_passes_and_one_below_is_slower():
+    faster = attribute_stage.speed_verdict(context(), timed_record(2.0), 2.0, [1.0])
+    slower = attribute_stage.speed_verdict(context(), timed_record(0.5), 0.5, [1.0])
+    assert faster.passed and faster.candidate_samples_s == [1.0]
+    assert slower.status == faults.SLOWER and not slower.skipped
+    assert slower.record["status"] == faults.SLOWER
+
+
+def test_a_speedup_below_p_within_the_timings_noise_is_not_shown_slower():
+    made = timed_record(0.999)
+    made["speedup_interval"] = [0.9, 1.1]
+    outcome = attribute_stage.speed_verdict(context(), made, 0.999, [])
+    assert outcome.status == faults.SLOWER and outcome.skipped
+    assert outcome.message.startswith(attribute_stage.INCONCLUSIVE)
+    assert any(flag.startswith(attribute_stage.INCONCLUSIVE) for flag in made["flags"])
+
+
+def test_a_record_the_harness_clock_left_without_a_speedup_is_inconclusive():
+    made = timed_record(2.0)
+    made["speedup"] = None
+    outcome = attribute_stage.speed_verdict(context(), made, 2.0, [])
+    assert outcome.status == faults.INCONCLUSIVE and outcome.skipped
+
+
+def test_under_require_kernel_a_candidate_of_torch_calls_alone_is_torch_only():
+    made = {**timed_record(2.0), "torch_only": True}
+    outcome = attribute_stage.speed_verdict(context(require_kernel=True), made, 2.0, [])
+    assert outcome.status == faults.TORCH_ONLY
+    assert attribute_stage.flags(settings(), made, 20.0) == [
+        "speedup above 10x: check it by hand", "torch_only: no kernel of its own ran"]
+
+
+@pytest.mark.parametrize("speedup, interval, require_kernel, worth", [
+    (0.9, [0.8, 1.0], True, False),  # not faster than p: nothing to decide
+    (1.5, [1.2, 1.8], False, True),  # above p beyond noise: the flag is worth a session
+    (1.01, [0.95, 1.07], False, False),  # within noise of p
+    (1.01, [0.95, 1.07], True, True),  # the kernel decides the verdict
+    (1.5, None, False, True),
+])
+def test_a_profiler_session_is_spent_only_where_its_answer_matters(speedup, interval,
+                                                                   require_kernel, worth):
+    assert attribute_stage.worth_profiling(speedup, interval, 1.0, require_kernel) is worth
+
+
+def test_on_a_cpu_no_kernels_are_read_and_the_record_is_left_alone():
+    made = timed_record(2.0)
+    before = dict(made)
+    attribute_stage.note_kernels(context(), None, made, None, profiler=True)
+    assert made == before
