@@ -4,7 +4,9 @@
 `Record` mirrors it for type checkers, and a test keeps the two in step. A record is made by
 `new_record` and filled in stage by stage through the few writers below (a stage's fields in
 one `record.update({...})`, `add_flag`, `charge`, `mark_held`, `note_aside`); every other
-module only reads it.
+module only reads it, or writes through `set_status` and `set_fingerprint`. A record read back
+from JSON (a report, a `.jsonl` stream, an xdist worker's user_properties) comes in through
+`from_json`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
 
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
+
+
+# What a record was made from, each part a digest: candidate, problem and settings.
+Fingerprint = dict[str, str]
 
 
 class UpstreamVerdict(TypedDict):
@@ -77,7 +83,17 @@ class Record(TypedDict, total=False):
     held: dict[str, list[float]] | None
     aside: dict[str, list[list[float]]] | None  # spans a stage let the device go (builds, timings)
     placement: dict[str, str | None] | None
-    fingerprint: dict[str, str] | None
+    fingerprint: Fingerprint | None
+
+
+# The fields every record has, whoever wrote it (this package, an older version of it, or
+# upstream's results read as records), and by which every reader finds its case.
+KEY_FIELDS = ("candidate_set", "level", "problem_id", "sample")
+CaseKey = tuple[str, int, int, str]  # those fields' values: (set, level, problem id, sample)
+
+
+class NotARecord(ValueError):
+    """JSON that does not hold a record; the message says what is missing."""
 
 
 # The record's fields that add up seconds by name: harness_s (where the harness's time went,
@@ -109,6 +125,17 @@ def new_record(level: int, problem_id: int, problem: str, candidate_set: str, sa
     }
 
 
+def from_json(obj: object) -> Record:
+    """A record read from JSON, once it is an object with the key fields; the same object, not
+    a copy. Its other fields are taken as the schema has them."""
+    if not isinstance(obj, dict):
+        raise NotARecord(f"a record is a JSON object, not {type(obj).__name__}")
+    missing = [name for name in KEY_FIELDS if name not in obj]
+    if missing:
+        raise NotARecord(f"a record without {', '.join(missing)}")
+    return cast(Record, obj)
+
+
 def copy_of(record: Record) -> Record:
     """A shallow copy a later stage fills in, leaving the earlier stage's record as it was."""
     return cast(Record, dict(record))
@@ -118,6 +145,16 @@ def upstream_correct(record: Record) -> bool | None:
     """Upstream's correctness verdict, where the record has one."""
     verdict = record.get("upstream")
     return verdict["correct"] if verdict else None
+
+
+def set_status(record: Record, status: str, error: str | None) -> None:
+    """The verdict of a case that was not judged (no candidate, or the run stopped first)."""
+    record.update({"status": status, "error": error})
+
+
+def set_fingerprint(record: Record, fingerprint: Fingerprint | None) -> None:
+    """What the record was made from (reporting/resume.py's fingerprint), for a later resume."""
+    record["fingerprint"] = fingerprint
 
 
 def add_flag(record: Record, text: str) -> None:

@@ -4,6 +4,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from pytest_kernelbench.reporting import cli, resume
 
 EXAMPLES = Path(__file__).parent / "examples"
@@ -164,3 +166,15 @@ def test_comparing_two_runs_names_status_changes_first_then_moved_speedups():
     # slower -> passed is no regression
     assert cli.compare(before[4:5], after[4:5]) == (
         ["r1 level1/5 s0: slower -> passed (speedup 0.980 -> 1.040)"], False)
+
+
+def test_a_report_whose_result_names_no_case_is_refused_saying_what_it_lacks(tmp_path):
+    keyless = {key: value for key, value in _rec(1, "passed", 1.2).items() if key != "sample"}
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"results": [_rec(2, "mismatch"), keyless]}))
+    with pytest.raises(resume.ResumeError, match="report.json: .*a record without sample"):
+        resume.read_records(report)
+    stream = tmp_path / "report.jsonl"
+    stream.write_text(json.dumps({"stage": 2, "record": keyless}) + "\n\n")
+    with pytest.raises(resume.ResumeError, match="report.jsonl:1: not a kernelbench record"):
+        resume.read_records(stream)

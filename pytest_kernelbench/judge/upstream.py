@@ -11,11 +11,13 @@ under ours. Which version's tolerance applies is a choice: v0 (the paper's) uses
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.precision import PROFILES
+from pytest_kernelbench.record import Record
 from pytest_kernelbench.suite.correctness import BLOCK
 
 
@@ -74,8 +76,8 @@ def speedup_of_means(baseline_samples_s: list[float], candidate_samples_s: list[
     return statistics.fmean(baseline_samples_s) / candidate if candidate > 0 else None
 
 
-def as_upstream_record(record: dict[str, Any]) -> dict[str, Any]:
+def as_upstream_record(record: Record) -> Record:
     """The record as upstream's rules see it, for scoring.summarize (unknowns count as not)."""
-    verdict = record.get("upstream") or {}
+    verdict: Mapping[str, Any] = record.get("upstream") or {}
     return {**record, "compiled": bool(verdict.get("compiled")),
             "correct": bool(verdict.get("correct")), "speedup": verdict.get("speedup")}

@@ -17,6 +17,7 @@ from pytest_kernelbench.isolation import ncu
 from pytest_kernelbench.judge.evaluation import Evaluator
 from pytest_kernelbench.plugin import live, options, schedule
 from pytest_kernelbench.plugin.items import STAGES
+from pytest_kernelbench.record import CaseKey, Fingerprint, Record, from_json
 from pytest_kernelbench.reporting import progress, report, resume
 from pytest_kernelbench.reporting.progress import case_key
 from pytest_kernelbench.reporting.results import RunResults, build_entries
@@ -87,7 +88,7 @@ class KernelBenchRun:
         self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
         # The records an earlier run left that still stand for their case (--kb-resume);
         # those cases do not run again.
-        self.resumed: dict[tuple, dict] = {}
+        self.resumed: dict[CaseKey, Record] = {}
         self.resume_read = 0  # how many records the --kb-resume file held
         self.results = RunResults(settings, device, {}, len(STAGES) - 1)
         # The cases the run covers and their items still to report, once collected.
@@ -160,7 +161,7 @@ class KernelBenchRun:
         return run
 
     @functools.cached_property
-    def fingerprints(self) -> dict[tuple, dict | None]:
+    def fingerprints(self) -> dict[CaseKey, Fingerprint | None]:
         """What each case's record is made from (see resume.py), by case key."""
         settings_key = resume.settings_digest(self.settings, self.device)
 
@@ -391,7 +392,7 @@ class KernelBenchRun:
             self.progress.reported(report.nodeid)
         for name, value in report.user_properties:
             if name == "kernelbench" and isinstance(value, dict):
-                self.results.add(value["record"], value["stage"])
+                self.results.add(from_json(value["record"]), value["stage"])
 
     @pytest.hookimpl(trylast=True)  # after pytest-benchmark's tables: fast_p is read last
     def pytest_terminal_summary(self, terminalreporter, config: pytest.Config) -> None:

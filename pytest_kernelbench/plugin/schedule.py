@@ -16,6 +16,8 @@ import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pytest_kernelbench.record import from_json
+from pytest_kernelbench.reporting.resume import record_key
 from pytest_kernelbench.suite.discovery import Case
 
 # Without any measurement: a rough cost per level in seconds (architectures outweigh operators).
@@ -29,15 +31,14 @@ class CostsError(Exception):
 def read_costs(path: Path) -> dict[tuple, float]:
     """Seconds per (set, level, problem id, sample), from the `held` windows of each record."""
     try:
-        records = json.loads(path.read_text())["results"]
+        records = [from_json(obj) for obj in json.loads(path.read_text())["results"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CostsError(f"{path}: not a kernelbench JSON report ({exc})") from None
     costs = {}
     for record in records:
         windows = [w for w in (record.get("held") or {}).values() if len(w) == 2]
         if windows:
-            key = (record["candidate_set"], record["level"], record["problem_id"], record["sample"])
-            costs[key] = max(w[1] for w in windows) - min(w[0] for w in windows)
+            costs[record_key(record)] = max(w[1] for w in windows) - min(w[0] for w in windows)
     return costs
 
 

@@ -21,9 +21,11 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.judge import upstream
+from pytest_kernelbench.record import CaseKey, Record
 from pytest_kernelbench.reporting import plots, report, resume, scoring, upstream_results
 from pytest_kernelbench.settings import summary_ps
 
@@ -42,7 +44,7 @@ class UpstreamFiles:
     rules: str = "main"  # the upstream version whose scripts wrote them
 
 
-def load(path: Path, files: UpstreamFiles = UpstreamFiles()) -> tuple[dict, list[dict]]:
+def load(path: Path, files: UpstreamFiles = UpstreamFiles()) -> tuple[report.Report, list[Record]]:
     """(the report without its records, or {} for a stream; the records). Upstream's own
     eval_results.json is read as records too."""
     read = resume.read_records  # its errors name the file
@@ -57,7 +59,8 @@ def load(path: Path, files: UpstreamFiles = UpstreamFiles()) -> tuple[dict, list
     return {key: value for key, value in document.items() if key != "results"}, read(path)
 
 
-def _upstream_records(path: Path, document: dict, files: UpstreamFiles) -> list[dict]:
+def _upstream_records(path: Path, document: dict[str, Any],
+                      files: UpstreamFiles) -> list[Record]:
     if files.level is None:
         raise ValueError(f"{path} is upstream KernelBench's eval_results.json, which does not say "
                          "its level: give --upstream-level")
@@ -75,20 +78,20 @@ def _upstream_records(path: Path, document: dict, files: UpstreamFiles) -> list[
         raise ValueError(f"--upstream-baseline {files.baseline}: {exc}") from None
 
 
-Loaded = tuple[Path, dict, list[dict]]  # a report's path, its head and its records
+Loaded = tuple[Path, report.Report, list[Record]]  # a report's path, its head and its records
 
 
-def merge(paths: list[Path], files: UpstreamFiles = UpstreamFiles()) -> dict:
+def merge(paths: list[Path], files: UpstreamFiles = UpstreamFiles()) -> report.Report:
     """One report from several shards' reports (see the module docstring)."""
     return merge_loaded([(path, *load(path, files)) for path in paths])
 
 
-def merge_loaded(loaded: list[Loaded]) -> dict:
+def merge_loaded(loaded: list[Loaded]) -> report.Report:
     """merge, of reports already read."""
-    head: dict = {}
-    by_key: dict[tuple, tuple[Path, dict]] = {}
+    head: report.Report = {}
+    by_key: dict[CaseKey, tuple[Path, Record]] = {}
     settings: dict[str, Path] = {}
-    builds: list = []
+    builds: list[Any] = []
     paths = [path for path, _, _ in loaded]
     for path, document, records in loaded:
         head = head or document
@@ -129,7 +132,7 @@ def merge_loaded(loaded: list[Loaded]) -> dict:
     }
 
 
-def _verdict(record: dict) -> tuple:
+def _verdict(record: Record) -> tuple[str | None, dict[str, str] | None]:
     return (record.get("status"), record.get("fingerprint"))
 
 
@@ -138,7 +141,7 @@ _FINGERPRINT_PARTS = {"candidate": "candidate files", "problem": "problem files"
                       "settings": "verdict settings"}
 
 
-def _disagreement(key: tuple, first: tuple[Path, dict], second: tuple[Path, dict]) -> str:
+def _disagreement(key: CaseKey, first: tuple[Path, Record], second: tuple[Path, Record]) -> str:
     """One line on two reports' records of one case that differ, in words: the two statuses,
     or what the records were made from (never the digests themselves)."""
     (first_path, a), (second_path, b) = first, second
@@ -153,7 +156,7 @@ def _disagreement(key: tuple, first: tuple[Path, dict], second: tuple[Path, dict
             "runs, not shards of one; `compare` lists what changed")
 
 
-def _name(key: tuple) -> str:
+def _name(key: CaseKey) -> str:
     set_name, level, problem_id, sample = key
     return f"{set_name} level{level}/{problem_id} {sample}"
 
@@ -168,7 +171,7 @@ def parse_floor(text: str) -> tuple[str, float]:
             from None
 
 
-def below_floors(rows: list[dict], floors: list[tuple[str, float]]) -> list[str]:
+def below_floors(rows: list[dict[str, Any]], floors: list[tuple[str, float]]) -> list[str]:
     """The summary figures under their floors, in words ('r1 level 1: fast_1 0.300 < 0.4')."""
     missing = [name for name, _ in floors if rows and name not in rows[0]]
     if missing:
@@ -179,7 +182,7 @@ def below_floors(rows: list[dict], floors: list[tuple[str, float]]) -> list[str]
             if row[name] is not None and row[name] < floor]
 
 
-def compare(before: list[dict], after: list[dict], threshold: float = 0.05) -> tuple[list[str], bool]:
+def compare(before: list[Record], after: list[Record], threshold: float = 0.05) -> tuple[list[str], bool]:
     """Lines on what changed between two runs of the same cases, and whether anything that was
     correct no longer is (a regression): first every status change (a verdict that flipped, or
     a correct case now read `passed` rather than `slower`), then the speedups of the cases whose
@@ -201,13 +204,14 @@ def compare(before: list[dict], after: list[dict], threshold: float = 0.05) -> t
     return statuses + speedups, regressed
 
 
-def _speedup_change(was: dict, now: dict) -> float | None:
-    if was.get("speedup") and now.get("speedup"):
-        return now["speedup"] / was["speedup"] - 1
+def _speedup_change(was: Record, now: Record) -> float | None:
+    before, after = was.get("speedup"), now.get("speedup")
+    if before and after:
+        return after / before - 1
     return None
 
 
-def _status_change(was: dict, now: dict) -> str:
+def _status_change(was: Record, now: Record) -> str:
     """'now fails (passed -> mismatch: ...)', 'now passes (...)' or, where the case stayed
     correct or stayed wrong, 'slower -> passed (speedup 0.980 -> 1.040)'."""
     change = f"{was.get('status')} -> {now.get('status')}"
@@ -227,16 +231,16 @@ class Summary:
     ps: list[float]
     notes: list[str]
     at_k: list[str]
-    records: list[dict]
+    records: list[Record]
 
 
 def runs_of_their_own(loaded: list[Loaded]) -> bool:
     """Whether two of the reports hold different records of one case: they are runs of their
     own, not shards of one run. A record both hold alike is one that a resumed run carried
     over; a case one of them never ran (`not_run`) says nothing."""
-    seen: dict[tuple, str] = {}
+    seen: dict[CaseKey, str] = {}
     for _, _, records in loaded:
-        mine: dict[tuple, str] = {}
+        mine: dict[CaseKey, str] = {}
         for record in records:
             if record.get("status") == faults.NOT_RUN:
                 continue
@@ -261,9 +265,11 @@ def side_by_side(loaded: list[Loaded], ps: list[float] | None) -> Summary:
     labels = names if len(set(names)) == len(names) else [str(path) for path, _, _ in loaded]
     run_ps = [float((head.get("config") or {}).get("p", 1.0)) for _, head, _ in loaded]
     ps = ps if ps is not None else sorted({x for p in run_ps for x in summary_ps(p)})
-    placed, at_k, records = [], [], []
+    placed: list[tuple[tuple[str, int, int], scoring.SetSummary]] = []
+    at_k: list[str] = []
+    records: list[Record] = []
     for index, ((_, _, mine), label, p) in enumerate(zip(loaded, labels, run_ps)):
-        labelled = [{**record, "candidate_set": f"{record['candidate_set']} ({label})"}
+        labelled: list[Record] = [{**record, "candidate_set": f"{record['candidate_set']} ({label})"}
                     for record in merge_loaded([loaded[index]])["results"]]
         records += labelled
         rows = scoring.summarize(labelled, ps, p)

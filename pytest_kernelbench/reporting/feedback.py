@@ -7,14 +7,16 @@ short text per candidate, from its record. Pure functions; the plugin writes the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.record import Record
 
 STAGES = ("compile", "correct", "speed")
 DETAIL_LINES = 12  # of the traceback or compiler output, the candidate's own frames first
 
 
-def stage_reached(record: dict) -> str:
+def stage_reached(record: Record) -> str:
     """The last stage the candidate got through: none, compile, correct or speed."""
     if not record.get("compiled"):
         return "none"
@@ -23,7 +25,7 @@ def stage_reached(record: dict) -> str:
     return "speed" if record.get("speedup") is not None else "correct"
 
 
-def feedback(record: dict, p: float) -> dict:
+def feedback(record: Record, p: float) -> dict[str, Any]:
     """What a next attempt needs: where it failed and why, or how fast it is and how far from
     the hardware's limit."""
     light = record.get("speed_of_light") or {}
@@ -51,7 +53,7 @@ def feedback(record: dict, p: float) -> dict:
     }
 
 
-def render(info: dict) -> str:
+def render(info: dict[str, Any]) -> str:
     """The same as a few lines of text."""
     head = f"{info['problem']} [{info['candidate_set']} {info['sample']}]: {info['status']}"
     lines = [head]
@@ -87,6 +89,6 @@ def _us(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e6:.1f} us"
 
 
-def file_stem(record: dict) -> Path:
+def file_stem(record: Record) -> Path:
     return Path(record["candidate_set"]) / \
         f"level{record['level']}_{record['problem_id']}_{record['sample']}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from pytest_kernelbench.record import Record
 from pytest_kernelbench.reporting import scoring
 
 
@@ -19,27 +20,27 @@ class PlotError(Exception):
     """Plots cannot be made here (matplotlib is missing)."""
 
 
-def by_set(records: list[dict]) -> dict[str, list[dict]]:
-    sets: dict[str, list[dict]] = defaultdict(list)
+def by_set(records: list[Record]) -> dict[str, list[Record]]:
+    sets: dict[str, list[Record]] = defaultdict(list)
     for record in records:
         sets[record["candidate_set"]].append(record)
     return dict(sorted(sets.items()))
 
 
-def best_speedups(records: list[dict]) -> list[float]:
+def best_speedups(records: list[Record]) -> list[float]:
     """Each problem's best correct speedup, ascending (problems without one left out)."""
-    problems: dict[tuple, list[dict]] = defaultdict(list)
+    problems: dict[tuple[int, int], list[Record]] = defaultdict(list)
     for record in records:
         problems[(record["level"], record["problem_id"])].append(record)
     found = [scoring.best_speedup(samples) for samples in problems.values()]
     return sorted(s for s in found if s is not None and s > 0)
 
 
-def fast_p_curve(records: list[dict], ps: list[float]) -> list[float]:
+def fast_p_curve(records: list[Record], ps: list[float]) -> list[float]:
     return [scoring.fast_p(records, p) for p in ps]
 
 
-def write_plots(records: list[dict], p: float, folder: Path) -> list[Path]:
+def write_plots(records: list[Record], p: float, folder: Path) -> list[Path]:
     """The three figures in folder; returns their paths."""
     try:
         import matplotlib
@@ -83,9 +84,9 @@ def write_plots(records: list[dict], p: float, folder: Path) -> list[Path]:
     figure, axes = plt.subplots(figsize=(8, 4.5))
     plotted = 0
     for name, members in sets.items():
-        points = [(r["speed_of_light"]["candidate_fraction"], r["speedup"]) for r in members
-                  if r.get("correct") and r.get("speedup") and r.get("speed_of_light")
-                  and r["speed_of_light"].get("candidate_fraction")]
+        points = [(light["candidate_fraction"], r["speedup"]) for r in members
+                  if r.get("correct") and r.get("speedup")
+                  and (light := r.get("speed_of_light") or {}).get("candidate_fraction")]
         if points:
             plotted += len(points)
             fractions, speedups = zip(*points)

@@ -21,12 +21,13 @@ from pathlib import Path
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.judge.evaluation import base_record
+from pytest_kernelbench.record import CaseKey, Record, set_status
 from pytest_kernelbench.suite.discovery import Case
 
 STAGES = ("test_compile", "test_correct", "test_speed")  # suite.STAGES, without importing it
 
 
-def case_key(case: Case) -> tuple:
+def case_key(case: Case) -> CaseKey:
     """The key of a case's record: (set, level, problem id, sample)."""
     return (case.set_name, case.problem.level, case.problem.problem_id, case.sample)
 
@@ -56,7 +57,7 @@ class Progress:
                 case.candidate is None and case.problem in problems and case.set_name in sets)]
         self.cases = cases
         self.item_case = {n: case_key(items[n]) for n in chosen}
-        self.left: dict[tuple, set[str]] = {case_key(case): set() for case in cases}
+        self.left: dict[CaseKey, set[str]] = {case_key(case): set() for case in cases}
         for nodeid in chosen:
             self.left[self.item_case[nodeid]].add(nodeid)
 
@@ -66,7 +67,7 @@ class Progress:
         if key is not None:
             self.left[key].discard(nodeid)
 
-    def unfinished(self) -> list[tuple]:
+    def unfinished(self) -> list[CaseKey]:
         """The keys of the cases with a selected item that never reported."""
         return [key for key, left in self.left.items() if left]
 
@@ -81,19 +82,18 @@ def item_finished(when: str, passed: bool) -> bool:
     return when == "call" or (when != "teardown" and not passed)
 
 
-def missing_record(case: Case) -> dict:
+def missing_record(case: Case) -> Record:
     """The record of a problem the set has no candidate for."""
     record = base_record(case)
-    record.update({"status": faults.MISSING, "error": "no candidate in this set"})
-    return dict(record)
+    set_status(record, faults.MISSING, "no candidate in this set")
+    return record
 
 
-def not_run_record(case: Case) -> dict:
+def not_run_record(case: Case) -> Record:
     """The record of a selected case the run stopped before."""
     record = base_record(case)
-    record.update({"status": faults.NOT_RUN,
-                   "error": "the run stopped before this case ran"})
-    return dict(record)
+    set_status(record, faults.NOT_RUN, "the run stopped before this case ran")
+    return record
 
 
 def resume_command(args: Sequence[str], report_path: Path, invocation_dir: Path,

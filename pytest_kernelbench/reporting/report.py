@@ -8,14 +8,27 @@ import platform
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any, TypedDict
 
 from pytest_kernelbench import confine
 from pytest_kernelbench.faults import MISSING, NOT_RUN, PROBLEM_ERROR
 from pytest_kernelbench.gpu import devices
+from pytest_kernelbench.record import Record
 from pytest_kernelbench.reporting.scoring import SetSummary
 from pytest_kernelbench.settings import Settings, summary_ps
+from pytest_kernelbench.suite.discovery import Candidate, Problem, Unmatched
 
 SCHEMA_VERSION = 5  # record.py and report.schema.json: bump with any change of fields
+
+Report = dict[str, Any]  # the JSON report (report.schema.json), records under "results"
+
+
+class Completion(TypedDict):
+    """Whether a run covered every case it selected, and the command that finishes it."""
+
+    complete: bool
+    cases_not_run: int
+    resume_command: str | None
 
 
 def format_p(p: float) -> str:
@@ -73,9 +86,9 @@ def at_k_lines(rows: list[SetSummary], p: float) -> list[str]:
     return lines
 
 
-def problem_lines(records: list[dict]) -> list[str]:
+def problem_lines(records: list[Record]) -> list[str]:
     """One line per problem that could not be evaluated (its cases are not scored)."""
-    broken: dict[str, list[dict]] = {}
+    broken: dict[str | None, list[Record]] = {}
     for record in records:
         if record.get("status") == PROBLEM_ERROR:
             broken.setdefault(record["error"], []).append(record)
@@ -83,7 +96,7 @@ def problem_lines(records: list[dict]) -> list[str]:
             for message, cases in broken.items()]
 
 
-def unjudged_line(records: list[dict]) -> str:
+def unjudged_line(records: list[Record]) -> str:
     """The line said in place of the fast_p tables when they would have no row: no selected
     problem could be judged (each is a problem_error), or there were no records at all."""
     broken = {(r["level"], r["problem_id"]) for r in records if r.get("status") == PROBLEM_ERROR}
@@ -92,7 +105,7 @@ def unjudged_line(records: list[dict]) -> str:
     return f"no problem could be judged: {len(broken)} problem_error"
 
 
-def orphan_lines(orphans: list, verbose: bool) -> list[str]:
+def orphan_lines(orphans: list[Unmatched], verbose: bool) -> list[str]:
     """Candidate files that no problem is judged against (discovery.Unmatched): every one
     counted in one line with an example, each listed under -v."""
     if not orphans:
@@ -105,28 +118,34 @@ def orphan_lines(orphans: list, verbose: bool) -> list[str]:
     return lines
 
 
-def misnamed_lines(misnamed: list) -> list[str]:
+def misnamed_lines(misnamed: list[tuple[Candidate, Problem]]) -> list[str]:
     """Candidate files whose name names another problem than their id's (a likely typo)."""
     return [f"warning: {candidate.path} is judged as {problem.key} (its id), but its name says "
             f"otherwise" for candidate, problem in misnamed]
 
 
-def noise_lines(records: list[dict]) -> list[str]:
+def noise_lines(records: list[Record]) -> list[str]:
     """One line when speedups rest on too few timed calls for an interval: a reading off 1.0
     there (an honest candidate at 0.45x was seen on a CPU) is timing noise, not a verdict."""
     timed = [r for r in records if r.get("speedup") is not None and r.get("baseline_stats")]
-    thin = [r for r in timed if not math.isfinite((r.get("speedup_interval") or [0, 0])[1])]
+    thin = [r for r in timed if not _has_interval(r)]
     if not thin:
         return []
-    calls = sorted({min(r["baseline_stats"]["n"], (r.get("candidate_stats") or {}).get("n", 0))
-                    for r in thin})
+    calls = sorted({min((r.get("baseline_stats") or {})["n"],
+                        (r.get("candidate_stats") or {}).get("n", 0)) for r in thin})
     span = str(calls[0]) if len(calls) == 1 else f"{calls[0]}-{calls[-1]}"
     return [f"note: {len(thin)} of {len(timed)} speedups rest on {span} timed call(s) a side, "
             "too few for an interval: readings off 1.0 there may be noise (more with "
             "--benchmark-max-time or --benchmark-min-rounds)"]
 
 
-def inconclusive_lines(records: list[dict]) -> list[str]:
+def _has_interval(record: Record) -> bool:
+    """Whether the speedup has a finite interval (too few timed calls leave it unbounded)."""
+    upper = (record.get("speedup_interval") or [0.0, 0.0])[1]
+    return upper is not None and math.isfinite(upper)
+
+
+def inconclusive_lines(records: list[Record]) -> list[str]:
     """One line counting the speed items that neither passed nor failed: the timing could not
     tell the speedup from p, or the harness's clock could not settle the reported time."""
     flagged = [r for r in records
@@ -138,7 +157,7 @@ def inconclusive_lines(records: list[dict]) -> list[str]:
             "--benchmark-max-time decides them)"]
 
 
-def fallback_lines(records: list[dict]) -> list[str]:
+def fallback_lines(records: list[Record]) -> list[str]:
     """One line per correct candidate whose own extension failed or was never loaded: it
     passed on PyTorch, not on its kernel."""
     lines = []
@@ -153,7 +172,7 @@ def fallback_lines(records: list[dict]) -> list[str]:
     return lines
 
 
-def environment(confine_mode: str = "auto") -> dict:
+def environment(confine_mode: str = "auto") -> dict[str, Any]:
     """Where the numbers came from, and what confined the candidates (see confine.py)."""
     import torch
 
@@ -172,7 +191,7 @@ def environment(confine_mode: str = "auto") -> dict:
     return info
 
 
-def summary_rows(rows: list[SetSummary]) -> list[dict]:
+def summary_rows(rows: list[SetSummary]) -> list[dict[str, Any]]:
     return [
         {
             "candidate_set": row.candidate_set, "level": row.level, "problems": row.problems,
@@ -186,9 +205,9 @@ def summary_rows(rows: list[SetSummary]) -> list[dict]:
     ]
 
 
-def build_report(records: list[dict], rows: list[SetSummary], settings: Settings,
-                 device: str, env: dict, upstream_rows: list[SetSummary] | None = None,
-                 completion: dict | None = None) -> dict:
+def build_report(records: list[Record], rows: list[SetSummary], settings: Settings,
+                 device: str, env: dict[str, Any], upstream_rows: list[SetSummary] | None = None,
+                 completion: Completion | None = None) -> Report:
     """completion: `complete`, `cases_not_run` and `resume_command` (RunResults.completion);
     by default those of a complete run."""
     config = {key: (str(value) if isinstance(value, Path) else value)
@@ -208,13 +227,13 @@ def build_report(records: list[dict], rows: list[SetSummary], settings: Settings
     }
 
 
-def completion_of(records: list[dict]) -> dict:
+def completion_of(records: list[Record]) -> Completion:
     """What records alone say of a run's completion (a merge's: no command finishes it)."""
     left = sum(r.get("status") == NOT_RUN for r in records)
     return {"complete": left == 0, "cases_not_run": left, "resume_command": None}
 
 
-def partial_line(completion: dict, report_path: Path | None) -> str | None:
+def partial_line(completion: Completion, report_path: Path | None) -> str | None:
     """One line for a run that stopped before all its cases ran; None for a complete one."""
     if completion["complete"]:
         return None
@@ -227,9 +246,9 @@ def partial_line(completion: dict, report_path: Path | None) -> str | None:
     return head
 
 
-def missing_lines(records: list[dict]) -> list[str]:
+def missing_lines(records: list[Record]) -> list[str]:
     """One line per set with problems it has no candidate for (they count as not correct)."""
-    by_set: dict[str, set[tuple]] = {}
+    by_set: dict[str, set[tuple[int, int]]] = {}
     for record in records:
         if record.get("status") == MISSING:
             by_set.setdefault(record["candidate_set"], set()).add(
@@ -238,5 +257,5 @@ def missing_lines(records: list[dict]) -> list[str]:
             "counted as not correct" for name, problems in by_set.items()]
 
 
-def dump_json(report: dict) -> str:
+def dump_json(report: Report) -> str:
     return json.dumps(report, indent=2, sort_keys=False, default=str) + "\n"

@@ -11,9 +11,11 @@ knows about pytest.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.judge import upstream
+from pytest_kernelbench.record import CaseKey, Fingerprint, Record, set_fingerprint
 from pytest_kernelbench.reporting import feedback, plots, report, resume, scoring
 from pytest_kernelbench.settings import Settings, summary_ps
 
@@ -21,25 +23,28 @@ from pytest_kernelbench.settings import Settings, summary_ps
 # done or waited for it.
 _BUILD_PRECEDENCE = {"built": 0, "failed": 1, "deferred": 2, "cached": 3}
 
+# A build's entry in the report: candidate, status, seconds, message (builds.BuildPool.entry).
+BuildEntry = dict[str, Any]
+
 
 class RunResults:
-    def __init__(self, settings: Settings, device: str, fingerprints: dict[tuple, dict | None],
-                 final_stage: int):
+    def __init__(self, settings: Settings, device: str,
+                 fingerprints: dict[CaseKey, Fingerprint | None], final_stage: int) -> None:
         self.settings = settings
         self.device = device
         self.fingerprints = fingerprints
         self.final_stage = final_stage
-        self.records: dict[tuple, dict] = {}
-        self.stages: dict[tuple, int] = {}  # the latest stage each record came from
-        self.builds: list[dict] = []  # extension builds run ahead of the items
+        self.records: dict[CaseKey, Record] = {}
+        self.stages: dict[CaseKey, int] = {}  # the latest stage each record came from
+        self.builds: list[BuildEntry] = []  # extension builds run ahead of the items
         self.stream: resume.RecordStream | None = None
         # Selected cases the run stopped before settling: a placeholder record for those that
         # have none, how many there were, and the command that finishes the run.
-        self.not_run: dict[tuple, dict] = {}
+        self.not_run: dict[CaseKey, Record] = {}
         self.unfinished = 0
         self.resume_command: str | None = None
 
-    def open_stream(self, resumed: dict[tuple, dict]) -> None:
+    def open_stream(self, resumed: dict[CaseKey, Record]) -> None:
         """Stream records beside the report from now on, starting with the resumed ones."""
         if self.settings.report_path is None:
             return
@@ -47,28 +52,28 @@ class RunResults:
         for record in resumed.values():
             self.stream.write(record, self.final_stage)
 
-    def resume(self, resumed: dict[tuple, dict]) -> None:
+    def resume(self, resumed: dict[CaseKey, Record]) -> None:
         for key, record in resumed.items():
             self.records[key] = record
             self.stages[key] = self.final_stage
 
-    def add(self, record: dict, stage: int) -> None:
+    def add(self, record: Record, stage: int) -> None:
         key = resume.record_key(record)
-        record["fingerprint"] = self.fingerprints.get(key)
+        set_fingerprint(record, self.fingerprints.get(key))
         if stage >= self.stages.get(key, -1):
             self.stages[key] = stage
             self.records[key] = record
             if self.stream is not None:
                 self.stream.write(record, stage)
 
-    def add_builds(self, entries: list[dict]) -> None:
+    def add_builds(self, entries: list[BuildEntry]) -> None:
         """Build entries of one process; a candidate's most telling entry is kept."""
         known = {entry["candidate"]: entry for entry in self.builds}
         for entry in entries:
             known[entry["candidate"]] = merge_build(known.get(entry["candidate"]), entry)
         self.builds = sorted(known.values(), key=lambda entry: entry["candidate"])
 
-    def stopped_before(self, records: dict[tuple, dict], unfinished: int,
+    def stopped_before(self, records: dict[CaseKey, Record], unfinished: int,
                        resume_command: str | None) -> None:
         """The run did not settle `unfinished` of its cases; records: placeholders (status
         not_run) for each of them. One the run stopped in, between or inside its stages, keeps
@@ -84,12 +89,12 @@ class RunResults:
     def complete(self) -> bool:
         return self.unfinished == 0
 
-    def all_records(self) -> list[dict]:
+    def all_records(self) -> list[Record]:
         """Every selected case's record: those that settled, then the placeholders."""
         return [*self.records.values(), *(record for key, record in self.not_run.items()
                                           if key not in self.records)]
 
-    def summaries(self) -> tuple[list, list]:
+    def summaries(self) -> tuple[list[scoring.SetSummary], list[scoring.SetSummary]]:
         """The fast_p rows under this harness's rules and under upstream's, over every selected
         case (those that never ran count as not correct)."""
         records = self.all_records()
@@ -105,19 +110,19 @@ class RunResults:
             return
         rows, upstream_rows = self.summaries()
         env = report.environment(self.settings.confine)
-        entered = sorted({r["confinement"] for r in records if r.get("confinement")})
+        entered = sorted({mode for r in records if (mode := r.get("confinement"))})
         if entered:  # what the workers entered, not only what the kernel offers
             env["confinement"] = "; ".join(entered)
         document = report.build_report(records, rows, self.settings, self.device, env,
                                        upstream_rows, self.completion())
         # The records' own entries: an xdist worker's list reaches this process only when
         # the worker ends, which an interrupted run's workers may not do.
-        self.add_builds([r["prebuild"] for r in records if r.get("prebuild")])
+        self.add_builds([entry for r in records if (entry := r.get("prebuild"))])
         document["builds"] = self.builds
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(report.dump_json(document))
 
-    def completion(self) -> dict:
+    def completion(self) -> report.Completion:
         """The report's word on whether the run covered every case it selected."""
         return {"complete": self.complete, "cases_not_run": self.unfinished,
                 "resume_command": self.resume_command}
@@ -152,7 +157,7 @@ class RunResults:
             self.stream.close()
 
 
-def cut_off(record: dict) -> dict:
+def cut_off(record: Record) -> Record:
     """The record of a case the run stopped in, between or inside its stages. A stage that
     failed keeps its verdict: the later ones would only have been skipped. Without one (it
     compiled and was not judged, or was judged and not timed) the case is `not_run`, as one the
@@ -173,13 +178,13 @@ def cut_off(record: dict) -> dict:
             "error": f"the run stopped in this case: it {reached}"}
 
 
-def build_entries(planned: list) -> list[dict]:
+def build_entries(planned: list[Any]) -> list[BuildEntry]:
     """builds.Build objects as the report lists them (builds.BuildPool.entry's shape)."""
     return [{"candidate": str(b.candidate), "status": b.status, "seconds": round(b.seconds, 3),
              "message": b.message} for b in planned]
 
 
-def merge_build(known: dict | None, entry: dict) -> dict:
+def merge_build(known: BuildEntry | None, entry: BuildEntry) -> BuildEntry:
     """The more telling of two processes' entries for one candidate's build."""
     if known is None:
         return entry

@@ -16,6 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from pytest_kernelbench.record import CaseKey, Fingerprint, Record, from_json
 from pytest_kernelbench.suite.discovery import Case
 
 # The settings a record's verdict and figures depend on; paths, selection, parallelism and
@@ -52,7 +53,7 @@ def settings_digest(settings: Any, device: str) -> str:
 
 
 def fingerprint(case: Case, settings_key: str, problem_digest: str,
-                tolerances: tuple | None = None) -> dict | None:
+                tolerances: tuple[Any, ...] | None = None) -> Fingerprint | None:
     """What a record of this case must have been made from to be reused; None for no candidate.
     problem_digest is the problem file's (as integrity.ProblemDigests holds it)."""
     if case.candidate is None:
@@ -62,11 +63,11 @@ def fingerprint(case: Case, settings_key: str, problem_digest: str,
             "problem": digest(problem)[:16], "settings": settings_key}
 
 
-def record_key(record: dict) -> tuple:
+def record_key(record: Record) -> CaseKey:
     return (record["candidate_set"], record["level"], record["problem_id"], record["sample"])
 
 
-def read_records(path: Path) -> list[dict]:
+def read_records(path: Path) -> list[Record]:
     """The records of a JSON report, or the latest record of each case in a JSON-lines stream
     (a line per settled stage, later stages replacing earlier ones)."""
     try:
@@ -74,30 +75,30 @@ def read_records(path: Path) -> list[dict]:
     except OSError as exc:
         raise ResumeError(f"{path}: {exc.strerror}") from None
     if path.suffix == ".jsonl":
-        latest: dict[tuple, tuple[int, dict]] = {}
+        latest: dict[CaseKey, tuple[int, Record]] = {}
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
                 entry = json.loads(line)
-                key, stage = record_key(entry["record"]), int(entry["stage"])
+                record = from_json(entry["record"])
+                key, stage = record_key(record), int(entry["stage"])
             except (ValueError, KeyError, TypeError):
                 if number == len(text.splitlines()):
                     break  # the last line of a run that died while writing it
                 raise ResumeError(f"{path}:{number}: not a kernelbench record line") from None
-            if stage >= latest.get(key, (-1, {}))[0]:
-                latest[key] = (stage, entry["record"])
+            if key not in latest or stage >= latest[key][0]:
+                latest[key] = (stage, record)
         return [record for _, record in latest.values()]
     try:
-        records = json.loads(text)["results"]
-        for record in records:
-            record_key(record)
+        records = [from_json(obj) for obj in json.loads(text)["results"]]
     except (ValueError, KeyError, TypeError) as exc:
         raise ResumeError(f"{path}: not a kernelbench JSON report ({exc})") from None
     return records
 
 
-def reusable(records: list[dict], fingerprints: dict[tuple, dict | None]) -> dict[tuple, dict]:
+def reusable(records: list[Record],
+             fingerprints: dict[CaseKey, Fingerprint | None]) -> dict[CaseKey, Record]:
     """The records that may stand for their case in this run, by case key: made from the same
     files and settings, and settled to their last stage. A record of a run stopped before the
     case's speed item (or one that selected none) says `passed` on correctness alone; reused,
@@ -122,7 +123,7 @@ class RecordStream:
         self.path = path
         self.handle = path.open("w")
 
-    def write(self, record: dict, stage: int) -> None:
+    def write(self, record: Record, stage: int) -> None:
         self.handle.write(json.dumps({"stage": stage, "record": record}, default=str) + "\n")
         self.handle.flush()
 

@@ -1,6 +1,6 @@
 """fast_p, geometric-mean speedup and the per-set summary rows. Pure functions over records.
 
-A record is one (problem, candidate set, sample) as a plain dict (see evaluation.base_record).
+A record is one (problem, candidate set, sample), a record.Record.
 With several samples per problem, a problem counts as compiled/correct/fast when its best
 sample is: fast_p over k samples is KernelBench's fast_p with the best of k attempts.
 """
@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+
+from pytest_kernelbench.record import Record
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def at_k(records: Iterable[dict], k: int, succeeded) -> float:
+def at_k(records: Iterable[Record], k: int, succeeded: Callable[[Record], object]) -> float:
     """Mean over problems of pass@k for success = succeeded(record); a problem with no
     candidate counts as k failed samples."""
     by_problem = _by_problem(records)
@@ -56,7 +58,7 @@ def at_k(records: Iterable[dict], k: int, succeeded) -> float:
     return total / len(by_problem)
 
 
-def shared_ks(records: Iterable[dict]) -> list[int]:
+def shared_ks(records: Iterable[Record]) -> list[int]:
     """The k of KS that every problem with samples has, when some problem has several."""
     counts = [sum(r.get("status") != "missing" for r in samples)
               for samples in _by_problem(records).values()]
@@ -66,13 +68,13 @@ def shared_ks(records: Iterable[dict]) -> list[int]:
     return [k for k in KS if k <= min(counts)]
 
 
-def is_fast(record: dict, p: float) -> bool:
+def is_fast(record: Record, p: float) -> bool:
     """KernelBench's criterion: correct and strictly faster than p times the baseline."""
     speedup = record.get("speedup")
     return bool(record.get("correct")) and speedup is not None and speedup > p
 
 
-def fast_p(records: Iterable[dict], p: float, problems: int | None = None) -> float:
+def fast_p(records: Iterable[Record], p: float, problems: int | None = None) -> float:
     """|problems with a correct sample faster than p| / |problems|."""
     by_problem = _by_problem(records)
     total = len(by_problem) if problems is None else problems
@@ -87,16 +89,17 @@ def geomean(values: Iterable[float | None]) -> float | None:
     return math.exp(sum(logs) / len(logs)) if logs else None
 
 
-def best_speedup(samples: list[dict]) -> float | None:
-    speeds = [r["speedup"] for r in samples if r.get("correct") and r.get("speedup") is not None]
+def best_speedup(samples: list[Record]) -> float | None:
+    speeds = [speedup for r in samples
+              if r.get("correct") and (speedup := r.get("speedup")) is not None]
     return max(speeds) if speeds else None
 
 
-def summarize(records: Iterable[dict], ps: Iterable[float],
+def summarize(records: Iterable[Record], ps: Iterable[float],
               p: float | None = None) -> list[SetSummary]:
     """One row per (candidate set, level), in first-seen set order then level order. A problem
     that could not be evaluated (status problem_error) is no task: it is left out."""
-    groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    groups: dict[tuple[str, int], list[Record]] = defaultdict(list)
     for record in records:
         if record.get("status") != "problem_error":
             groups[(record["candidate_set"], record["level"])].append(record)
@@ -124,8 +127,8 @@ def summarize(records: Iterable[dict], ps: Iterable[float],
     return rows
 
 
-def _by_problem(records: Iterable[dict]) -> dict[tuple, list[dict]]:
-    grouped: dict[tuple, list[dict]] = defaultdict(list)
+def _by_problem(records: Iterable[Record]) -> dict[tuple[str, int, int], list[Record]]:
+    grouped: dict[tuple[str, int, int], list[Record]] = defaultdict(list)
     for record in records:
         grouped[(record["candidate_set"], record["level"], record["problem_id"])].append(record)
     return grouped

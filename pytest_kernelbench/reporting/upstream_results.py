@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench import faults
+from pytest_kernelbench.record import Record
 
 _FILE_NAME = re.compile(r"^(\d+)_(.+?)(\.py)?$")
 
@@ -77,20 +78,20 @@ def _error(sample: dict) -> str | None:
 
 def records_from_eval_results(document: dict, level: int, set_name: str,
                               baseline: dict | None = None, p: float = 1.0,
-                              rules: str = "main") -> list[dict]:
+                              rules: str = "main") -> list[Record]:
     """Records (record.Record's always-present fields) for every problem of the level the
     timing file lists, or of the results file alone without one; missing where it has none.
     rules: the upstream version that wrote the file (its `upstream` verdict's rules)."""
     means = baseline_means_ms(baseline, level) if baseline is not None else {}
     ids = sorted({int(key) for key in document} | set(means))
-    records = []
+    records: list[Record] = []
     for problem_id in ids:
         name = means.get(problem_id, (f"problem_{problem_id}", 0.0))[0]
-        base = {"level": level, "problem_id": problem_id, "problem": name,
-                "candidate_set": set_name, "candidate_path": None, "compiled": False,
-                "correct": False, "speedup": None, "baseline_time": None,
-                "candidate_time": None, "error": None, "extension": None,
-                "extension_error": None, "upstream": None, "tf32_by_candidate": None}
+        base: Record = {"level": level, "problem_id": problem_id, "problem": name,
+                        "candidate_set": set_name, "candidate_path": None, "compiled": False,
+                        "correct": False, "speedup": None, "baseline_time": None,
+                        "candidate_time": None, "error": None, "extension": None,
+                        "extension_error": None, "upstream": None, "tf32_by_candidate": None}
         found = samples(document.get(str(problem_id)))
         if not found:
             records.append({**base, "sample": "s0", "status": faults.MISSING,
@@ -103,15 +104,14 @@ def records_from_eval_results(document: dict, level: int, set_name: str,
             mean_ms = means.get(problem_id, ("", 0.0))[1] or None
             correct = bool(sample.get("compiled") and sample.get("correctness"))
             speedup = mean_ms / runtime_ms if correct and mean_ms and runtime_ms else None
-            record = {**base, "sample": f"s{sample.get('sample_id', 0)}",
-                      "compiled": bool(sample.get("compiled")), "correct": correct,
-                      "speedup": speedup,
-                      "baseline_time": mean_ms / 1e3 if mean_ms else None,
-                      "candidate_time": runtime_ms / 1e3 if runtime_ms else None,
-                      "status": _status(sample, speedup, p), "error": _error(sample)}
-            record["upstream"] = {"rules": rules, "compiled":
-                                  record["compiled"], "correct": correct, "speedup": speedup}
-            records.append(record)
+            compiled = bool(sample.get("compiled"))
+            records.append({**base, "sample": f"s{sample.get('sample_id', 0)}",
+                            "compiled": compiled, "correct": correct, "speedup": speedup,
+                            "baseline_time": mean_ms / 1e3 if mean_ms else None,
+                            "candidate_time": runtime_ms / 1e3 if runtime_ms else None,
+                            "status": _status(sample, speedup, p), "error": _error(sample),
+                            "upstream": {"rules": rules, "compiled": compiled,
+                                         "correct": correct, "speedup": speedup}})
     return records
 
 
