@@ -2,7 +2,7 @@
 import torch
 import torch.nn as nn
 
-import pytest_kernelbench.scoring
+import pytest_kernelbench.reporting.scoring
 
 
 class ModelNew(nn.Module):
@@ -11,7 +11,7 @@ class ModelNew(nn.Module):
         # Open the plugin's own scoring code for writing (opening it is the attempt; nothing
         # is written, so a run where it is not refused still leaves the file as it was).
         try:
-            open(pytest_kernelbench.scoring.__file__, "a").close()
+            open(pytest_kernelbench.reporting.scoring.__file__, "a").close()
         except OSError:
             pass
 
