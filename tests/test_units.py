@@ -13,6 +13,7 @@ from pytest_kernelbench.gpu import timing
 from pytest_kernelbench.gpu.kernels import custom_kernels
 from pytest_kernelbench.judge import upstream
 from pytest_kernelbench.judge.evaluation import worth_profiling
+from pytest_kernelbench.precision import EXACT_FP32
 from pytest_kernelbench.suite import correctness, loading
 from pytest_kernelbench.suite.scan import scan_source
 
@@ -149,10 +150,10 @@ class _LegacyLinear(torch.nn.Module):
 
 def test_models_are_built_on_the_cpu_and_then_moved_to_the_device():
     # 'meta' stands in for a GPU: the weights must come from the CPU generator either way.
-    model = loading.build_model(_RecordsWhereItWasBuilt, [8], 42, "meta", "train")
+    model = loading.build_model(_RecordsWhereItWasBuilt, [8], 42, "meta", "train", EXACT_FP32)
     assert model.built_on == "cpu" and model.linear.weight.device.type == "meta"
-    reference = loading.build_model(_RecordsWhereItWasBuilt, [8], 42, "cpu", "train")
-    legacy = loading.build_model(_LegacyLinear, [8], 42, "cpu", "train")
+    reference = loading.build_model(_RecordsWhereItWasBuilt, [8], 42, "cpu", "train", EXACT_FP32)
+    legacy = loading.build_model(_LegacyLinear, [8], 42, "cpu", "train", EXACT_FP32)
     assert torch.equal(reference.linear.weight, legacy.weight)
     assert torch.equal(reference.linear.bias, legacy.bias)
 
