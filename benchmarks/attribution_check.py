@@ -35,6 +35,7 @@ def check_one(problem_path: str, candidate_path: str) -> dict:
 
     from pytest_kernelbench.gpu import cupti, kernels
     from pytest_kernelbench.gpu.timing import forward_async
+    from pytest_kernelbench.precision import EXACT_FP32
     from pytest_kernelbench.suite import loading
 
     device = "cuda"
@@ -42,10 +43,10 @@ def check_one(problem_path: str, candidate_path: str) -> dict:
     started = time.perf_counter()
     candidate = loading.import_file(Path(candidate_path), "kb_candidate")
     init = loading.make_init_args(problem, 0, device)
-    model = loading.build_model(candidate.ModelNew, init, 0, device, "eval")
-    reference = loading.build_model(problem.Model, init, 0, device, "eval")
-    inputs = loading.make_inputs(problem, 1, device)
-    other = loading.make_inputs(problem, 2, device)
+    model = loading.build_model(candidate.ModelNew, init, 0, device, "eval", EXACT_FP32)
+    reference = loading.build_model(problem.Model, init, 0, device, "eval", EXACT_FP32)
+    inputs = loading.make_inputs(problem, 1, device, EXACT_FP32)
+    other = loading.make_inputs(problem, 2, device, EXACT_FP32)
     row: dict = {"load_s": time.perf_counter() - started}
     for name, net in (("candidate", model), ("reference", reference)):
         forward_async(net, inputs)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from pytest_kernelbench.judge.evaluation import Evaluator
+from pytest_kernelbench.precision import EXACT_FP32
 from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite import correctness, discovery, loading
 
@@ -57,14 +58,14 @@ def with_isolation(set_dir: Path, device: str, trials: int) -> list[float]:
 def without_isolation(set_dir: Path, device: str, trials: int) -> list[float]:
     problem = loading.import_file(PROBLEM, "bench_problem")
     init_args = loading.make_init_args(problem, 42, device)
-    reference = loading.build_model(problem.Model, init_args, 42, device, "train")
+    reference = loading.build_model(problem.Model, init_args, 42, device, "train", EXACT_FP32)
     times = []
     for path in sorted(set_dir.glob("level1/2_ReLU/*.py"))[1:]:
         started = time.perf_counter()
         module = loading.import_file(path, "bench_candidate")
-        model = loading.build_model(module.ModelNew, init_args, 42, device, "train")
+        model = loading.build_model(module.ModelNew, init_args, 42, device, "train", EXACT_FP32)
         for trial in range(trials):
-            inputs = loading.make_inputs(problem, 1000 + trial, device)
+            inputs = loading.make_inputs(problem, 1000 + trial, device, EXACT_FP32)
             verdict = correctness.compare(reference(*inputs), model(*loading.clone_inputs(inputs)),
                                           1e-2, 1e-2)
             assert verdict.passed

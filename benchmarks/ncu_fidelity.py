@@ -25,6 +25,7 @@ from pathlib import Path
 
 from pytest_kernelbench.gpu import timing
 from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.precision import EXACT_FP32
 from pytest_kernelbench.suite import loading
 from pytest_kernelbench.suite.discovery import find_problems
 
@@ -39,13 +40,13 @@ def selected(level: int, every: int, problems_dir: Path) -> list:
 def setup(problem_path: Path):
     module = loading.import_file(problem_path, "kb_problem")
     init_args = loading.make_init_args(module, SEED, DEVICE)
-    model = loading.build_model(module.Model, init_args, SEED, DEVICE, "train")
-    sets = [loading.make_inputs(module, SEED + k, DEVICE) for k in range(3)]
+    model = loading.build_model(module.Model, init_args, SEED, DEVICE, "train", EXACT_FP32)
+    sets = [loading.make_inputs(module, SEED + k, DEVICE, EXACT_FP32) for k in range(3)]
     return model, sets
 
 
 def time_pass(args) -> None:
-    loading.use_exact_fp32()
+    loading.apply(EXACT_FP32)
     rows = []
     for problem in selected(args.level, args.every, Path(args.problems)):
         model, sets = setup(problem.path)
@@ -77,7 +78,7 @@ def count_kernels(model, inputs) -> int:
 def profile_pass(args) -> None:
     import torch
 
-    loading.use_exact_fp32()
+    loading.apply(EXACT_FP32)
     for row in json.loads(Path(args.out).read_text()):
         model, sets = setup(Path(row["path"]))
         timing.forward_async(model, sets[0])  # warm: lazy initialisation stays outside the range

@@ -11,9 +11,15 @@ rounds differently from the reference, not worse, and a wrong one is far off bot
 `--kb-tolerance` names upstream's profiles: v0 (the paper's: 1e-2 at every precision) and
 main (1e-4 for fp32, 1e-2 for fp16 and bf16), or ATOL,RTOL. A manifest's per-problem
 tolerances are written for v0's 1e-2 and scale with the profile.
+
+A run's numerics (the precision and whether TF32 is allowed) travel as one frozen Numerics,
+built from its settings and passed to whatever casts or compares; torch's switches are set from
+it once per process (loading.apply).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 PRECISIONS = ("fp32", "fp16", "bf16")
 PROFILES: dict[str, dict[str, tuple[float, float]]] = {
@@ -21,6 +27,32 @@ PROFILES: dict[str, dict[str, tuple[float, float]]] = {
     "main": {"fp32": (1e-4, 1e-4), "fp16": (1e-2, 1e-2), "bf16": (1e-2, 1e-2)},
 }
 MANIFEST_BASE = 1e-2  # the tolerance the manifest's per-problem figures are written against
+TF32_POLICIES = ("off", "allow")
+
+
+@dataclass(frozen=True)
+class Numerics:
+    """How a run computes: the precision floating inputs and parameters are cast to, and
+    whether TF32 is allowed in matmuls and convolutions."""
+
+    precision: str  # one of PRECISIONS
+    tf32_allowed: bool
+
+    @classmethod
+    def of(cls, precision: str, tf32: str) -> Numerics:
+        """From the settings' spelling (`--kb-precision`, `--kb-tf32`); ValueError otherwise."""
+        if precision not in PRECISIONS or tf32 not in TF32_POLICIES:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)} and tf32 one of "
+                             f"{', '.join(TF32_POLICIES)}, got {precision!r} and {tf32!r}")
+        return cls(precision, tf32 == "allow")
+
+    @property
+    def dtype(self):
+        """The torch dtype floating values are cast to; None at fp32 (as the problem makes them)."""
+        return torch_dtype(self.precision)
+
+
+EXACT_FP32 = Numerics("fp32", tf32_allowed=False)
 
 
 def parse_tolerance_profile(text: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pytest_kernelbench import confine, precision
+from pytest_kernelbench.precision import Numerics
 
 DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 MODES = ("train", "eval")
@@ -144,7 +145,7 @@ def parse_tolerance_profile(text: str) -> str:
 
 
 def parse_tf32(text: str) -> str:
-    if text not in ("off", "allow"):
+    if text not in precision.TF32_POLICIES:
         raise argparse.ArgumentTypeError(f"tf32 must be off or allow, got {text!r}")
     return text
 
@@ -400,6 +401,10 @@ class Settings:
     profile: bool = False  # Nsight Compute metrics per kernel (ncu.py)
     plot_dir: Path | None = None
     heartbeat_s: float = 30.0  # how often a long stage is said to be running (heartbeat.py)
+
+    @property
+    def numerics(self) -> Numerics:
+        return Numerics.of(self.precision, self.tf32)
 
 
 FIELD_DEFAULTS = {f.name: f.default for f in fields(Settings)}

@@ -30,15 +30,33 @@ def test_a_bad_profile_says_what_is_allowed(text):
 
 
 def test_tf32_is_told_apart_only_where_the_policy_keeps_it_off():
+    allowed, off = precision.Numerics.of("fp32", "allow"), precision.Numerics.of("fp32", "off")
     try:
-        loading.set_numerics("fp32", "allow")
-        assert not loading.tf32_switched_on()
-        loading.set_numerics("fp32", "off")
-        assert not loading.tf32_switched_on()
+        loading.apply(allowed)
+        assert not loading.tf32_switched_on(allowed)
+        loading.apply(off)
+        assert not loading.tf32_switched_on(off)
         torch.backends.cudnn.allow_tf32 = True  # what a candidate may do
-        assert loading.tf32_switched_on()
+        assert loading.tf32_switched_on(off)
+        assert not loading.tf32_switched_on(allowed)
     finally:
-        loading.use_exact_fp32()
+        loading.apply(precision.EXACT_FP32)
+
+
+@pytest.mark.parametrize("policy", ["off", "allow"])
+def test_applying_the_numerics_sets_both_tf32_switches_to_the_policy(policy):
+    try:
+        loading.apply(precision.Numerics.of("fp32", policy))
+        flags = loading.numerics_flags()
+        assert flags["matmul_tf32"] is flags["cudnn_tf32"] is (policy == "allow")
+    finally:
+        loading.apply(precision.EXACT_FP32)
+
+
+@pytest.mark.parametrize(("mode", "tf32"), [("fp64", "off"), ("fp32", "on"), ("bf16", "")])
+def test_numerics_refuse_a_precision_or_tf32_policy_they_do_not_know(mode, tf32):
+    with pytest.raises(ValueError, match="precision must be one of"):
+        precision.Numerics.of(mode, tf32)
 
 
 def test_models_and_inputs_are_cast_to_the_precision():
@@ -47,14 +65,13 @@ def test_models_and_inputs_are_cast_to_the_precision():
         def get_inputs():
             return [torch.rand(2, 3), torch.tensor([1, 2])]
 
-    try:
-        loading.set_numerics("bf16")
-        x, index = loading.make_inputs(Problem, 1, "cpu")
-        model = loading.build_model(torch.nn.Linear, [3, 2], 1, "cpu", "train")
-        assert x.dtype == torch.bfloat16 and index.dtype == torch.int64
-        assert model.weight.dtype == torch.bfloat16
-    finally:
-        loading.use_exact_fp32()
+    bf16 = precision.Numerics.of("bf16", "off")
+    x, index = loading.make_inputs(Problem, 1, "cpu", bf16)
+    model = loading.build_model(torch.nn.Linear, [3, 2], 1, "cpu", "train", bf16)
+    assert x.dtype == torch.bfloat16 and index.dtype == torch.int64
+    assert model.weight.dtype == torch.bfloat16
+    (exact,) = loading.cast([torch.rand(2)], precision.EXACT_FP32)
+    assert exact.dtype == torch.float32
 
 
 @pytest.mark.parametrize("mode", ["bf16", "fp16"])
@@ -87,7 +104,7 @@ def test_the_audit_runs_the_suite_cast(capsys):
     try:
         code = audit.main(["--problems", str(problems), "--precision", "bf16", "-k", "ReLU"])
     finally:
-        loading.use_exact_fp32()
+        loading.apply(precision.EXACT_FP32)
     out = capsys.readouterr().out
     assert code == 0 and "problems audited on cpu" in out, out
 

@@ -30,7 +30,8 @@ def test_a_violation_names_the_first_attempt_and_counts_the_rest():
 
 def _header(candidate: Path, op: str = "load") -> dict:
     return {"op": op, "problem": str(RELU), "candidate": str(candidate), "seed": 42,
-            "device": "cpu", "mode": "train", "env": {}, "input_seed": 1042}
+            "device": "cpu", "mode": "train", "precision": "fp32", "tf32": "off", "env": {},
+            "input_seed": 1042}
 
 
 @pytest.mark.parametrize("mode", ["off", "auto"])

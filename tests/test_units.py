@@ -11,6 +11,7 @@ from pytest_kernelbench import faults
 from pytest_kernelbench.gpu import timing
 from pytest_kernelbench.judge import upstream
 from pytest_kernelbench.judge.evaluation import worth_profiling
+from pytest_kernelbench.precision import EXACT_FP32
 from pytest_kernelbench.suite import correctness, loading
 
 NINJA_LOG = """Error building extension 'ext': [1/2] c++ -MMD -MF main.o.d -isystem /usr/include
@@ -109,10 +110,10 @@ class _LegacyLinear(torch.nn.Module):
 
 def test_models_are_built_on_the_cpu_and_then_moved_to_the_device():
     # 'meta' stands in for a GPU: the weights must come from the CPU generator either way.
-    model = loading.build_model(_RecordsWhereItWasBuilt, [8], 42, "meta", "train")
+    model = loading.build_model(_RecordsWhereItWasBuilt, [8], 42, "meta", "train", EXACT_FP32)
     assert model.built_on == "cpu" and model.linear.weight.device.type == "meta"
-    reference = loading.build_model(_RecordsWhereItWasBuilt, [8], 42, "cpu", "train")
-    legacy = loading.build_model(_LegacyLinear, [8], 42, "cpu", "train")
+    reference = loading.build_model(_RecordsWhereItWasBuilt, [8], 42, "cpu", "train", EXACT_FP32)
+    legacy = loading.build_model(_LegacyLinear, [8], 42, "cpu", "train", EXACT_FP32)
     assert torch.equal(reference.linear.weight, legacy.weight)
     assert torch.equal(reference.linear.bias, legacy.bias)
 

@@ -13,6 +13,7 @@ import torch
 from pytest_kernelbench import faults
 from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.worker import Worker
+from pytest_kernelbench.precision import EXACT_FP32
 from pytest_kernelbench.suite import loading
 
 EXAMPLES = Path(__file__).parent / "examples"
@@ -22,7 +23,8 @@ CANDIDATES = EXAMPLES / "candidates"
 
 def ask(worker: Worker, op: str, candidate: Path, **extra) -> tuple[dict, object]:
     request = {"op": op, "problem": str(RELU), "candidate": str(candidate), "seed": 42,
-               "device": "cpu", "mode": "train", "env": {}, **extra}
+               "device": "cpu", "mode": "train", "precision": "fp32", "tf32": "off", "env": {},
+               **extra}
     header, blobs = worker.handle(request)
     payload = memoryview(b"".join(blobs))
     value = wire.decode_value(header["output"], payload, [0]) if "output" in header else None
@@ -35,7 +37,7 @@ def test_a_run_returns_the_candidates_output_for_the_draw_asked_for():
                          input_seed=7)
     assert header["ok"]
     problem = loading.import_file(RELU, "kb_problem")
-    (x,) = loading.make_inputs(problem, 7, "cpu")
+    (x,) = loading.make_inputs(problem, 7, "cpu", EXACT_FP32)
     assert torch.equal(output, torch.relu(x))
 
 
@@ -53,7 +55,8 @@ def test_timing_returns_samples_of_both_sides_and_the_last_output_of_each_draw()
 def test_a_candidate_that_returns_one_buffer_gets_each_draw_checked_as_returned(min_rounds):
     seeds = [9042, 9043, 9044]
     request = {"op": "time", "problem": str(RELU), "seed": 42, "device": "cpu", "mode": "train",
-               "env": {}, "candidate": str(CANDIDATES / "reused_buffer" / "level1" / "2_ReLU.py"),
+               "precision": "fp32", "tf32": "off", "env": {},
+               "candidate": str(CANDIDATES / "reused_buffer" / "level1" / "2_ReLU.py"),
                "input_seeds": seeds, "budget_s": 0.0, "min_rounds": min_rounds}
     header, blobs = Worker().handle(request)
     assert header["ok"] and header["reused_output"] is True
@@ -61,7 +64,7 @@ def test_a_candidate_that_returns_one_buffer_gets_each_draw_checked_as_returned(
     problem = loading.import_file(RELU, "kb_problem")
     for item in header["timed_outputs"]:
         got = wire.decode_value(item["output"], payload, offset)
-        (x,) = loading.make_inputs(problem, item["seed"], "cpu")
+        (x,) = loading.make_inputs(problem, item["seed"], "cpu", EXACT_FP32)
         assert torch.equal(got, torch.relu(x)), item["seed"]
     assert sorted(item["seed"] for item in header["timed_outputs"]) == seeds
 
@@ -86,10 +89,11 @@ def test_the_baseline_runs_under_the_harnesss_switches_whatever_the_candidate_se
     candidate = CANDIDATES / "flags" / "level1" / "1_Flags.py"
     worker = Worker()
     try:
-        loading.use_exact_fp32()
+        loading.apply(EXACT_FP32)
         for op, extra in [("time", {"budget_s": 0.0, "min_rounds": 2}), ("burst", {"calls": 3})]:
             header, _ = worker.handle({"op": op, "problem": str(problem), "seed": 42,
-                                       "device": "cpu", "mode": "train", "env": {},
+                                       "device": "cpu", "mode": "train", "precision": "fp32",
+                                       "tf32": "off", "env": {},
                                        "candidate": str(candidate), "input_seeds": [1, 2],
                                        "side": "baseline", **extra})
             assert header["ok"], header
@@ -99,7 +103,7 @@ def test_the_baseline_runs_under_the_harnesss_switches_whatever_the_candidate_se
         assert candidate_seen and set(candidate_seen) == {"medium"}
         assert torch.get_float32_matmul_precision() == "medium"  # the candidate's, restored
     finally:
-        loading.use_exact_fp32()
+        loading.apply(EXACT_FP32)
         torch.set_float32_matmul_precision("highest")
         torch.backends.cudnn.deterministic = False
 

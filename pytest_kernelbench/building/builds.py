@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_kernelbench import confine, faults
+from pytest_kernelbench import confine, faults, precision
 from pytest_kernelbench.building import gpu_stand_ins
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.suite import loading
@@ -58,6 +58,9 @@ LOG_FILE = "build.log"
 POLL_S = 0.1
 BUILD_NICENESS = 10
 FIRST_CALL_S = 20.0  # a first call on the CPU that reaches no build in this time builds nothing
+# The build process makes its model and inputs at the problem's own dtype: they only have to
+# reach the candidate's build, which its items then judge at the run's precision.
+BUILD_NUMERICS = precision.EXACT_FP32
 
 
 def needs_build(source: str) -> bool:
@@ -587,7 +590,8 @@ def construct(candidate_module, problem_path: Path):
     problem = None
     try:
         problem = loading.import_file(problem_path, "kb_problem")
-        model = loading.build_model(cls, loading.make_init_args(problem, 0, "cpu"), 0, "cpu", "eval")
+        model = loading.build_model(cls, loading.make_init_args(problem, 0, "cpu"), 0, "cpu", "eval",
+                                    BUILD_NUMERICS)
         return model, problem
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         print(f"constructing without a GPU: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -635,7 +639,7 @@ def first_call(model, problem, seems_cuda: bool, limit_s: float = FIRST_CALL_S) 
     cpp_extension._run_ninja_build = stopping
     threading.Thread(target=watchdog, daemon=True).start()
     try:
-        inputs = loading.make_inputs(problem, 0, "cpu")
+        inputs = loading.make_inputs(problem, 0, "cpu", BUILD_NUMERICS)
         if seems_cuda:
             inputs = [gpu_stand_ins.seems_cuda(x) if isinstance(x, torch.Tensor) else x
                       for x in inputs]

@@ -179,7 +179,8 @@ def profile_one(request_path: Path) -> int:
     worker.enter_policy(request)
     try:
         loaded = worker.Worker().load(request)
-        inputs = loading.make_inputs(loaded.problem, request["input_seed"], device)
+        inputs = loading.make_inputs(loaded.problem, request["input_seed"], device,
+                                     loaded.numerics)
         def call():
             return worker.forward(loaded.model, inputs, device)
 

@@ -27,7 +27,7 @@ class Request(TypedDict, total=False):
     seed: int
     device: str  # as the worker names it
     mode: str
-    precision: str  # the worker's numerics, applied once per process (loading.set_numerics)
+    precision: str  # the worker's numerics (precision.Numerics.of), applied at load
     tf32: str
     order_trials: bool  # track the candidate's streams (the stream-order trials)
     lockstep: bool  # the reference keeps state: the worker reports its calls

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pytest_kernelbench import confine, faults, nested
+from pytest_kernelbench import confine, faults, nested, precision
 from pytest_kernelbench.building import builds
 from pytest_kernelbench.gpu import kernels, ordering, timing
 from pytest_kernelbench.isolation import wire
@@ -34,6 +34,10 @@ class Loaded:
     problem: ModuleType
     init_args: list[Any]
     model: Any
+    numerics: precision.Numerics  # the request's that loaded the candidate
+    # torch's switches right after the numerics were applied, before the candidate's code ran:
+    # what the baseline runs under (loading.numerics_flags)
+    baseline_flags: dict[str, Any]
     reference: Any = None
     timing_sets: tuple = ((), [])  # (seeds, input sets) of the last timing, kept for the burst
     phases: dict = dataclasses.field(default_factory=dict)  # seconds of each part of the load
@@ -103,7 +107,8 @@ class Worker:
             loaded = self.load(request)
             if op == "load":
                 return {"ok": True, "extensions": extension_libraries(),
-                        "tf32": loading.tf32_switched_on(), "phases": loaded.phases,
+                        "tf32": loading.tf32_switched_on(loaded.numerics),
+                        "phases": loaded.phases,
                         "outside_names": loaded.outside_names}, []
             if op == "run":
                 return self.run(loaded, request)
@@ -133,7 +138,10 @@ class Worker:
         self.loaded = None
         # e.g. this candidate's own build folder; this process serves one candidate only.
         os.environ.update(request.get("env") or {})
-        loading.set_numerics(request.get("precision", "fp32"), request.get("tf32", "off"))
+        # Without them the request is the harness's mistake: no precision is assumed here.
+        numerics = precision.Numerics.of(request["precision"], request["tf32"])
+        loading.apply(numerics)
+        baseline_flags = loading.numerics_flags()
         device, seed = request["device"], request["seed"]
         clock = PhaseClock()
         problem = loading.import_file(Path(request["problem"]), "kb_problem")
@@ -157,17 +165,18 @@ class Worker:
             raise CandidateFault(faults.NO_MODEL_NEW,
                                  "the candidate module defines no class ModelNew")
         model = guarded(lambda: loading.build_model(cls, init_args, seed, device,
-                                                    request["mode"]),
+                                                    request["mode"], numerics),
                         "init", candidate_path)
         clock.lap("construct")
-        self.loaded = Loaded(key, problem, init_args, model, phases=clock.laps,
-                             outside_names=outside_names)
+        self.loaded = Loaded(key, problem, init_args, model, numerics, baseline_flags,
+                             phases=clock.laps, outside_names=outside_names)
         return self.loaded
 
     def run(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
         """One correctness trial: the output, and the inputs as the candidate left them."""
         device = request["device"]
-        inputs = loading.make_inputs(loaded.problem, request["input_seed"], device)
+        inputs = loading.make_inputs(loaded.problem, request["input_seed"], device,
+                                     loaded.numerics)
         order = request.get("order")
         if order:  # a stream-order trial (ordering.py)
             run = lambda: ordering.ordered_forward(loaded.model, inputs, device, order)  # noqa: E731
@@ -183,7 +192,8 @@ class Worker:
         streams = len(ordering.own_streams(device)) if request.get("order_trials") else 0
         return {"ok": True, "output": wire.encode_value(output, blobs, keep_alive),
                 "inputs_after": wire.encode_value(tensors_only(inputs), blobs, keep_alive),
-                "extensions": extension_libraries(), "tf32": loading.tf32_switched_on(),
+                "extensions": extension_libraries(),
+                "tf32": loading.tf32_switched_on(loaded.numerics),
                 "streams": streams, **calls_so_far(loaded, request)}, blobs
 
     def time(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
@@ -250,7 +260,7 @@ class Worker:
         turns["candidate"] = candidate.turn(keep_candidate_output)
         # Each side runs under its own switches: the baseline under the harness's, the
         # candidate under whatever it set for itself.
-        own, policy = loading.numerics_flags(), loading.policy_flags()
+        own, policy = loading.numerics_flags(), loaded.baseline_flags
         turns = {name: dataclasses.replace(turn, prepare=with_flags(
             policy if name == "baseline" else own, turn.prepare)) for name, turn in turns.items()}
         ready = time.perf_counter()
@@ -288,7 +298,7 @@ class Worker:
             else loaded.model
         own = loading.numerics_flags()
         if request.get("side") == "baseline":
-            loading.apply_numerics_flags(loading.policy_flags())
+            loading.apply_numerics_flags(loaded.baseline_flags)
         try:
             timed_s = guarded(lambda: timing.timed_burst(model, sets, request["calls"], device),
                               "forward", request["candidate"])
@@ -303,8 +313,10 @@ class Worker:
         """Names of the GPU kernels one call of the candidate launches (None where neither a
         CUDA graph nor a CUPTI trace reads them and the request asks for no profiler session)."""
         device = request["device"]
-        inputs = loading.make_inputs(loaded.problem, request["input_seed"], device)
-        other = loading.make_inputs(loaded.problem, request["input_seed"] + 1, device)
+        inputs = loading.make_inputs(loaded.problem, request["input_seed"], device,
+                                     loaded.numerics)
+        other = loading.make_inputs(loaded.problem, request["input_seed"] + 1, device,
+                                    loaded.numerics)
         names, how = guarded(lambda: kernels.launched_kernels(
             loaded.model, inputs, other, device, request.get("profiler", True)),
             "forward", request["candidate"])
@@ -315,15 +327,15 @@ class Worker:
         by its own clock, and making large inputs (slow on a CPU) must not count as its calls."""
         seeds = tuple(request["input_seeds"])
         if loaded.timing_sets[0] != seeds:
-            loaded.timing_sets = (seeds, [loading.make_inputs(loaded.problem, seed,
-                                                              request["device"]) for seed in seeds])
+            loaded.timing_sets = (seeds, [loading.make_inputs(
+                loaded.problem, seed, request["device"], loaded.numerics) for seed in seeds])
         return loaded.timing_sets[1]
 
     def reference_model(self, loaded: Loaded, request: dict):
         """The baseline to time against: the eager reference, or it under torch.compile."""
         if loaded.reference is None:
             model = loading.build_model(loaded.problem.Model, loaded.init_args, request["seed"],
-                                        request["device"], request["mode"])
+                                        request["device"], request["mode"], loaded.numerics)
             loaded.reference = loading.as_baseline(model, request.get("baseline", "eager"))
         return loaded.reference
 
@@ -433,7 +445,7 @@ def zygote(control_fd: int) -> int:
 
     import torch  # noqa: F401 - imported before any fork, never initialising CUDA here
 
-    loading.use_exact_fp32()
+    loading.apply(precision.EXACT_FP32)  # each fork applies its run's own at load
     control = socket.socket(fileno=control_fd)
     while True:
         try:

@@ -67,7 +67,7 @@ class Evaluator:
                  problem_digests: ProblemDigests | None = None, started_s: float = 0.0,
                  broken: dict[Path, str] | None = None, worker: str | None = None):
         loading.use_huge_pages()  # here and in the sandbox workers, started below
-        loading.set_numerics(settings.precision, settings.tf32)  # this process's, once
+        loading.apply(settings.numerics)  # this process's switches, once
         use_device(device)
         self.settings = settings
         self.device = device

@@ -76,7 +76,7 @@ class ReferenceSide:
         return self._model is not None
 
     def inputs(self, seed: int) -> list[Any]:
-        return loading.make_inputs(self.problem, seed, self.device)
+        return loading.make_inputs(self.problem, seed, self.device, self.settings.numerics)
 
     def output(self, case: Case, seed: int) -> Any:
         """Reference output for an input draw, computed here and kept while the problem stays."""
@@ -135,7 +135,7 @@ class ReferenceSide:
         """A new reference model, as the candidate's is built: same seed, same weights."""
         init_args = loading.make_init_args(self.problem, self.settings.seed, self.device)
         return loading.build_model(self.problem.Model, init_args, self.settings.seed,
-                                   self.device, self.settings.mode)
+                                   self.device, self.settings.mode, self.settings.numerics)
 
     def baseline_model(self) -> Any:
         if "baseline_model" not in self._facts:

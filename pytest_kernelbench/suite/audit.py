@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import faults
+from pytest_kernelbench import faults, precision
 from pytest_kernelbench.nested import leaves, map_leaves, nbytes
 from pytest_kernelbench.settings import parse_levels
 from pytest_kernelbench.suite import correctness, loading
@@ -91,7 +91,7 @@ def _rebuild(structure: Any, replacements: list) -> Any:
 
 
 def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode: str,
-                  max_bytes: float) -> list[Finding]:
+                  max_bytes: float, numerics: precision.Numerics) -> list[Finding]:
     import torch
 
     key = problem.key
@@ -117,12 +117,12 @@ def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode:
         return found
 
     init_args = loading.make_init_args(module, SEED, device)
-    model = loading.build_model(module.Model, init_args, SEED, device, mode)
+    model = loading.build_model(module.Model, init_args, SEED, device, mode, numerics)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
-    inputs = loading.make_inputs(module, SEED + 1, device)
+    inputs = loading.make_inputs(module, SEED + 1, device, numerics)
     with torch.no_grad():
         first = model(*loading.clone_inputs(inputs))
         second = model(*loading.clone_inputs(inputs))
@@ -134,7 +134,7 @@ def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode:
         add("deterministic", verdict.passed,
             "two runs differ only within 1e-6" if verdict.passed else verdict.message)
 
-    other_inputs = loading.make_inputs(module, SEED + 2, device)
+    other_inputs = loading.make_inputs(module, SEED + 2, device, numerics)
     with torch.no_grad():
         other = model(*other_inputs)
     verdict = correctness.compare(first, other, atol, rtol)
@@ -149,7 +149,7 @@ def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode:
 
     if device.startswith("cuda"):
         # The second model and input set stand in for a candidate of the same footprint.
-        twin = loading.build_model(module.Model, init_args, SEED, device, mode)
+        twin = loading.build_model(module.Model, init_args, SEED, device, mode, numerics)
         with torch.no_grad():
             twin(*loading.clone_inputs(other_inputs))
         torch.cuda.synchronize()
@@ -157,7 +157,8 @@ def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode:
         add("fits", peak < MEMORY_LIMIT_BYTES, f"peak {peak / 1e9:.2f} GB for reference + candidate")
         del twin
 
-    double_model = loading.build_model(module.Model, init_args, SEED, device, mode).double()
+    double_model = loading.build_model(module.Model, init_args, SEED, device, mode,
+                                       numerics).double()
     double_inputs = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                      for x in inputs]
     with torch.no_grad():
@@ -165,7 +166,7 @@ def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode:
     exact_cast = map_leaves(exact, lambda t: t.to(torch.float32) if t.is_floating_point() else t)
     first_cast = map_leaves(first, lambda t: t.to(torch.float32) if t.is_floating_point() else t)
     verdict = correctness.compare(exact_cast, first_cast, atol, rtol)
-    if loading.numerics_dtype() is not None:  # fp16/bf16: a mismatch is read against fp64
+    if numerics.dtype is not None:  # fp16/bf16: a mismatch is read against fp64
         add("conditioned", True, "low precision: outputs are judged against float64, within "
             "10x the reference's own error (see precision.py)")
     else:
@@ -222,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.problems.is_dir():
         parser.error(f"--problems: no such folder: {args.problems}")
-    loading.set_numerics(args.precision)
+    numerics = precision.Numerics.of(args.precision, "off")
+    loading.apply(numerics)
     manifest = load_manifest(args.problems)
     tags = set(filter(None, args.tags.split(",")))
     problems = [p for p in find_problems(args.problems, args.level) if args.keyword in p.key
@@ -233,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         atol = entry.atol if entry and entry.atol is not None else 1e-2
         rtol = entry.rtol if entry and entry.rtol is not None else 1e-2
         try:
-            found = audit_problem(problem, args.device, atol, rtol, args.mode, args.max_bytes)
+            found = audit_problem(problem, args.device, atol, rtol, args.mode, args.max_bytes,
+                                  numerics)
         except Exception as exc:  # noqa: BLE001 - one broken problem must not hide the others
             found = [Finding(problem.key, "runs", False, faults.describe_exception(exc))]
         findings.extend(found)

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
-from pytest_kernelbench.precision import torch_dtype
+from pytest_kernelbench.precision import Numerics
 
 
 def import_file(path: Path, prefix: str, lives_in: Path | None = None,
@@ -130,13 +130,8 @@ def module_name(path: Path, prefix: str) -> str:
     return f"{prefix}_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]}"
 
 
-# The numerics of this process (see precision.py): the dtype floating inputs and parameters are
-# cast to (None: as the problem makes them), and whether TF32 is allowed.
-_NUMERICS: dict[str, Any] = {"dtype": None, "tf32": False}
-
-
-def set_numerics(precision: str = "fp32", tf32: str = "off") -> None:
-    """Set this process's precision and TF32 policy for every model and input made here.
+def apply(numerics: Numerics) -> None:
+    """Set this process's TF32 switches to the run's policy, once, before any model is made.
 
     fp32 means fp32 unless TF32 is allowed: PyTorch keeps TF32 off for matmuls but cuDNN
     convolutions use it by default, which moves deep convolutional references far enough from
@@ -144,22 +139,15 @@ def set_numerics(precision: str = "fp32", tf32: str = "off") -> None:
     """
     import torch
 
-    _NUMERICS.update(dtype=torch_dtype(precision), tf32=tf32 == "allow")
-    torch.backends.cuda.matmul.allow_tf32 = _NUMERICS["tf32"]
-    torch.backends.cudnn.allow_tf32 = _NUMERICS["tf32"]
-    # What the reference and baseline run under, before any candidate code can change it.
-    _NUMERICS["flags"] = numerics_flags()
-
-
-def policy_flags() -> dict[str, Any]:
-    """The switches set_numerics left, for the baseline: a candidate that flips them in its
-    process (TF32, cuDNN's benchmark or deterministic modes) must not change how the baseline
-    it is timed against runs."""
-    return _NUMERICS.get("flags") or numerics_flags()
+    torch.backends.cuda.matmul.allow_tf32 = numerics.tf32_allowed
+    torch.backends.cudnn.allow_tf32 = numerics.tf32_allowed
 
 
 def numerics_flags() -> dict[str, Any]:
-    """torch's process-wide switches that change how fast (and how exactly) a model runs."""
+    """torch's process-wide switches that change how fast (and how exactly) a model runs.
+    Read right after apply, before any candidate code, they are what the baseline runs under:
+    a candidate that flips them in its process (TF32, cuDNN's benchmark or deterministic modes)
+    must not change how the baseline it is timed against runs."""
     import torch
 
     return {"matmul_tf32": torch.backends.cuda.matmul.allow_tf32,
@@ -191,29 +179,20 @@ def _matmul_precision() -> str | None:
         return None
 
 
-def numerics_dtype():
-    """The dtype inputs and parameters are cast to in this process (None: fp32 as made)."""
-    return _NUMERICS["dtype"]
-
-
-def use_exact_fp32() -> None:
-    set_numerics("fp32", "off")
-
-
-def tf32_switched_on() -> bool:
+def tf32_switched_on(numerics: Numerics) -> bool:
     """Whether anything in this process turned TF32 on where the policy keeps it off."""
-    if _NUMERICS["tf32"]:
+    if numerics.tf32_allowed:
         return False  # allowed for both sides: nothing to tell apart
     flags = numerics_flags()
     return bool(flags["matmul_tf32"] or flags["cudnn_tf32"]
                 or flags["matmul_precision"] not in ("highest", None))
 
 
-def cast(values: list[Any]) -> list[Any]:
-    """Floating tensors cast to this process's dtype (unchanged at fp32)."""
+def cast(values: list[Any], numerics: Numerics) -> list[Any]:
+    """Floating tensors cast to the run's dtype (unchanged at fp32)."""
     import torch
 
-    dtype = _NUMERICS["dtype"]
+    dtype = numerics.dtype
     if dtype is None:
         return values
     return [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
@@ -238,14 +217,15 @@ def make_init_args(problem: ModuleType, seed: int, device: str) -> list[Any]:
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in args]
 
 
-def make_inputs(problem: ModuleType, seed: int, device: str) -> list[Any]:
-    """The problem's inputs for one draw, made directly on the device."""
+def make_inputs(problem: ModuleType, seed: int, device: str, numerics: Numerics) -> list[Any]:
+    """The problem's inputs for one draw, made directly on the device and cast to the run's
+    precision."""
     import torch
 
     seed_everything(seed)
     with torch.device(device):
         inputs = list(problem.get_inputs())
-    return cast([x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs])
+    return cast([x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs], numerics)
 
 
 def rng_states(device: str) -> list[bytes]:
@@ -258,8 +238,10 @@ def rng_states(device: str) -> list[bytes]:
     return [bytes(state.numpy()) for state in states]
 
 
-def build_model(cls: type, init_args: list[Any], seed: int, device: str, mode: str):
-    """Seed, construct on the CPU, move to the device, and put in eval or train mode.
+def build_model(cls: type, init_args: list[Any], seed: int, device: str, mode: str,
+                numerics: Numerics):
+    """Seed, construct on the CPU, move to the device, cast to the run's precision, and put in
+    eval or train mode.
 
     Weights are drawn from the CPU generator, as upstream KernelBench draws them: a candidate
     that makes its parameters another way (the legacy `torch.Tensor(...)` constructor, always
@@ -270,8 +252,8 @@ def build_model(cls: type, init_args: list[Any], seed: int, device: str, mode: s
     """
     seed_everything(seed)
     model = cls(*init_args).to(device)
-    if _NUMERICS["dtype"] is not None:  # floating parameters and buffers only
-        model = model.to(_NUMERICS["dtype"])
+    if numerics.dtype is not None:  # floating parameters and buffers only
+        model = model.to(numerics.dtype)
     model.train(mode == "train")
     return model
 
