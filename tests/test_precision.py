@@ -113,7 +113,7 @@ def test_the_audit_runs_the_suite_cast(capsys):
 def test_the_shipped_reference_set_passes_cast_to_low_precision(kb, mode):
     root = Path(__file__).parents[1]
     kb.run(problems=str(root / "problems"), args=(
-        f"--kb-candidates={root / 'candidates' / 'reference'}", f"--kb-precision={mode}",
+        "--kb-candidates=builtin:reference", f"--kb-precision={mode}",
         "--kb-p=0", "--kb-trials=2", "--kb-level=3", "-k", "32_Conv or 34_Vanilla"))
     records = kb.records()
     assert {(r["level"], r["problem_id"]) for r in records.values()} == {(3, 32), (3, 34)}
