@@ -14,7 +14,7 @@ from pytest_kernelbench.reporting import cli
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "kernelbench.yml"
 DROP_IN = ROOT / "docs" / "kernelbench-workflow.yml"  # the same, for other repositories
-OPTIONS = (ROOT / "pytest_kernelbench" / "options.py").read_text()
+OPTIONS = (ROOT / "pytest_kernelbench" / "settings.py").read_text()
 
 
 def load(path: Path = WORKFLOW) -> dict:
