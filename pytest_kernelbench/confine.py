@@ -174,9 +174,9 @@ def read_roots(guarded: tuple[str, ...]) -> tuple[str, ...]:
     roots = {str(Path(root).resolve()) for root in (*SYSTEM_READ, *python_read_roots())
              if os.path.exists(root)}
     kept = sorted(root for root in roots
-                  if root in essential or not any(_beneath(g, root) for g in guarded))
+                  if root in essential or not any(beneath(g, root) for g in guarded))
     return tuple(root for root in kept  # a root beneath another adds nothing
-                 if not any(other != root and _beneath(root, other) for other in kept))
+                 if not any(other != root and beneath(root, other) for other in kept))
 
 
 def scratch_env(scratch: str) -> dict[str, str]:
@@ -323,7 +323,8 @@ _PATH_WRITES = {"os.remove": 1, "os.rmdir": 1, "os.mkdir": 1, "os.chmod": 1, "os
                 "os.symlink": 2, "os.link": 2}
 
 
-def _beneath(path: str, root: str) -> bool:
+def beneath(path: str, root: str) -> bool:
+    """Whether path is root or lies below it (both absolute, as given)."""
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
@@ -338,7 +339,7 @@ def judge(policy: Policy, event: str, args: tuple, pid: int, group: int) -> str 
             bool((flags or 0) & _WRITE_FLAGS)
         if writes:
             return None if _may_write(policy, path) else f"write {path}"
-        guarded = any(_beneath(path, root) for root in policy.protected)
+        guarded = any(beneath(path, root) for root in policy.protected)
         mine = path in policy.read or _may_write(policy, path)
         return f"read {path}" if guarded and not mine else None
     if event in _PATH_WRITES:
@@ -369,7 +370,7 @@ def _absolute(raw) -> str:
 
 
 def _may_write(policy: Policy, path: str) -> bool:
-    return any(_beneath(path, root) for root in (*policy.write, "/dev", f"/proc/{os.getpid()}"))
+    return any(beneath(path, root) for root in (*policy.write, "/dev", f"/proc/{os.getpid()}"))
 
 
 def _group_of(pid: int) -> int | None:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import fcntl
+import multiprocessing
+import os
 import tempfile
 import threading
 import time
@@ -155,11 +157,19 @@ def test_half_of_the_workers_on_a_device_gather_their_timings(workers, gpus, bat
     assert timing_batch(workers, gpus) == batch
 
 
+def _ask_for_a_timing_and_die(path) -> None:
+    TimingRequest(path, batch=3)
+    os._exit(0)  # as a killed process goes: its lock with it, its file left behind
+
+
 def test_a_timing_request_of_a_process_that_died_is_dropped(tmp_path):
     path = tmp_path / "dev.lock"
     live = TimingRequest(path, batch=3)
-    dead = TimingRequest(path, batch=3)
-    dead._file.close()  # its lock goes as a killed process's would; the file stays
+    dead = multiprocessing.get_context("fork").Process(target=_ask_for_a_timing_and_die,
+                                                       args=(path,))
+    dead.start()
+    dead.join()
+    assert len(list(path.with_suffix(".pending").iterdir())) == 2
     assert [batch for _, batch in pending_timings(path)] == [3]
     assert len(list(path.with_suffix(".pending").iterdir())) == 1
     live.close()

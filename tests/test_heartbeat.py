@@ -126,9 +126,9 @@ def test_the_live_line_is_drawn_under_pytests_line_and_erased_back_to_where_pyte
     drawn = stream.getvalue()
     assert drawn.startswith("\n\x1b[2Kkernelbench: 0/1 cases, ")
     assert drawn.endswith("| level1/1_Scale[a-s0] speed 0 s\x1b[1A\r\x1b[17C")
-    shown._pause()  # pytest is about to write: the line goes, the cursor stays where it was
+    shown.pause()  # pytest is about to write: the line goes, the cursor stays where it was
     assert stream.getvalue()[len(drawn):] == "\n\x1b[2K\x1b[1A\r\x1b[17C"
-    shown._pause()
+    shown.pause()
     shown.tick()  # nothing drawn while pytest writes
     assert stream.getvalue().count("kernelbench") == 1
 

@@ -92,7 +92,6 @@ def test_streams_the_candidate_makes_are_tracked_and_torchs_own_wrappers_are_not
             return stream
 
     monkeypatch.setattr(torch.cuda, "Stream", FakeStream)
-    monkeypatch.setattr(ordering, "_STREAMS", set())
     monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: FakeStream(
         stream_id=7, device_index=0, device_type=1))
     ordering.track_streams()

@@ -242,7 +242,7 @@ def test_a_cuda_call_is_timed_from_an_idle_gpu_after_the_flush():
 
     cuda = SimpleNamespace(current_stream=lambda device: "stream",
                            synchronize=lambda device: seen.append("synchronize"))
-    timer = object.__new__(timing._CudaTimer)
+    timer = object.__new__(timing.CudaTimer)
     timer.torch, timer.device = SimpleNamespace(cuda=cuda), "cuda:0"
     timer.flush = SimpleNamespace(zero_=lambda: seen.append("flush"))
     timer.start, timer.end = Event("start"), Event("end")

@@ -36,8 +36,10 @@ _STREAMS: set[tuple[int, int, int]] = set()
 
 
 def track_streams() -> None:
-    """Remember every torch.cuda.Stream made in this process from now on."""
+    """Remember every torch.cuda.Stream made in this process from now on (and none before)."""
     import torch
+
+    _STREAMS.clear()
 
     stream_class = torch.cuda.Stream
     if getattr(stream_class, "kb_tracked", False):

@@ -301,12 +301,12 @@ def timed_burst(model, input_sets: list[list], calls: int, device: str) -> float
     if device.startswith("cuda"):
         run_burst(model, input_sets, calls, device)
         return None
-    elapsed, _ = _HostTimer().time(lambda: run_burst(model, input_sets, calls, device))
+    elapsed, _ = HostTimer().time(lambda: run_burst(model, input_sets, calls, device))
     return elapsed
 
 
 def make_timer(device: str):
-    return _CudaTimer(device) if device.startswith("cuda") else _HostTimer()
+    return CudaTimer(device) if device.startswith("cuda") else HostTimer()
 
 
 def host_was_slow(reported_s: float, wall_s: float, timed_s: float, baseline_reported_s: float,
@@ -343,7 +343,7 @@ def host_pace(steps: int = PACE_STEPS) -> int:
     operators does not reach it, yet a process the host runs slowly (a busy core, a lower
     clock) runs it slowly.
     Timed by the pytest process in the worker and in itself, it says how much slower the
-    worker ran the harness's own code (Evaluator._unslow_baseline)."""
+    worker ran the harness's own code (judge/clock.py: unslow_baseline)."""
     total = 0
     for step in range(steps):
         total += step % 7
@@ -448,14 +448,14 @@ class RotatingSide:
         return self.call()
 
 
-class _HostTimer:
+class HostTimer:
     def time(self, fn: Callable[[], object]) -> tuple[float, object]:
         start = time.perf_counter()
         output = fn()
         return time.perf_counter() - start, output
 
 
-class _CudaTimer:
+class CudaTimer:
     def __init__(self, device: str):
         import torch
 

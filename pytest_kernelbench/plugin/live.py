@@ -144,18 +144,18 @@ class LiveProgress:
     @contextlib.contextmanager
     def _aside(self) -> Iterator[None]:
         """The live line erased while pytest writes, and drawn again after."""
-        self._pause()
+        self.pause()
         try:
             yield
         finally:
-            self._resume()
+            self.resume()
 
-    def _pause(self) -> None:
+    def pause(self) -> None:
         with self._lock:
             self._paused += 1
             self._erase()
 
-    def _resume(self) -> None:
+    def resume(self) -> None:
         with self._lock:
             self._paused -= 1
             self._pytest_wrote = True
