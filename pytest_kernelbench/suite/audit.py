@@ -90,6 +90,37 @@ def _rebuild(structure: Any, replacements: list) -> Any:
     return map_leaves(structure, lambda _: next(queue))
 
 
+
+def determinism(first: Any, second: Any) -> tuple[bool, str]:
+    """(ok, detail) for two outputs of the same model on the same inputs."""
+    import torch
+
+    if all(torch.equal(a, b) for a, b in zip(leaves(first), leaves(second))):
+        return True, "two runs on the same inputs are bitwise equal"
+    verdict = correctness.compare(first, second, 1e-6, 1e-6)
+    return verdict.passed, "two runs differ only within 1e-6" if verdict.passed else verdict.message
+
+
+def conditioning(double_model: Any, inputs: list[Any], first: Any, atol: float, rtol: float,
+                 numerics: precision.Numerics) -> tuple[bool, str]:
+    """(ok, detail): whether the reference's output at this precision agrees with float64's
+    (at fp16/bf16 a mismatch is read against float64 anyway, so it always holds there)."""
+    import torch
+
+    double_inputs = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                     for x in inputs]
+    with torch.no_grad():
+        exact = double_model(*double_inputs)
+    exact_cast = map_leaves(exact, lambda t: t.to(torch.float32) if t.is_floating_point() else t)
+    first_cast = map_leaves(first, lambda t: t.to(torch.float32) if t.is_floating_point() else t)
+    verdict = correctness.compare(exact_cast, first_cast, atol, rtol)
+    if numerics.dtype is not None:
+        return True, ("low precision: outputs are judged against float64, within 10x the "
+                      "reference's own error (see precision.py)")
+    return verdict.passed, ("fp32 agrees with fp64" if verdict.passed
+                            else f"fp32 vs fp64: {verdict.message}")
+
+
 def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode: str,
                   max_bytes: float, numerics: precision.Numerics) -> list[Finding]:
     import torch
@@ -126,13 +157,7 @@ def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode:
     with torch.no_grad():
         first = model(*loading.clone_inputs(inputs))
         second = model(*loading.clone_inputs(inputs))
-    same = all(torch.equal(a, b) for a, b in zip(leaves(first), leaves(second)))
-    if same:
-        add("deterministic", True, "two runs on the same inputs are bitwise equal")
-    else:
-        verdict = correctness.compare(first, second, 1e-6, 1e-6)
-        add("deterministic", verdict.passed,
-            "two runs differ only within 1e-6" if verdict.passed else verdict.message)
+    add("deterministic", *determinism(first, second))
 
     other_inputs = loading.make_inputs(module, SEED + 2, device, numerics)
     with torch.no_grad():
@@ -159,19 +184,7 @@ def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode:
 
     double_model = loading.build_model(module.Model, init_args, SEED, device, mode,
                                        numerics).double()
-    double_inputs = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                     for x in inputs]
-    with torch.no_grad():
-        exact = double_model(*double_inputs)
-    exact_cast = map_leaves(exact, lambda t: t.to(torch.float32) if t.is_floating_point() else t)
-    first_cast = map_leaves(first, lambda t: t.to(torch.float32) if t.is_floating_point() else t)
-    verdict = correctness.compare(exact_cast, first_cast, atol, rtol)
-    if numerics.dtype is not None:  # fp16/bf16: a mismatch is read against fp64
-        add("conditioned", True, "low precision: outputs are judged against float64, within "
-            "10x the reference's own error (see precision.py)")
-    else:
-        add("conditioned", verdict.passed,
-            "fp32 agrees with fp64" if verdict.passed else f"fp32 vs fp64: {verdict.message}")
+    add("conditioned", *conditioning(double_model, inputs, first, atol, rtol, numerics))
     del double_model
 
     median_s = time_reference(model, inputs, device)
