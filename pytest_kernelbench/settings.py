@@ -91,28 +91,26 @@ def parse_device(text: str) -> str:
     return text
 
 
-def parse_mode(text: str) -> str:
-    if text not in MODES:
-        raise argparse.ArgumentTypeError(f"mode must be eval or train, got {text!r}")
+def _one_of(text: str, allowed: tuple[str, ...], what: str, words: str) -> str:
+    if text not in allowed:
+        raise argparse.ArgumentTypeError(f"{what} must be {words}, got {text!r}")
     return text
+
+
+def parse_mode(text: str) -> str:
+    return _one_of(text, MODES, "mode", "eval or train")
 
 
 def parse_timing(text: str) -> str:
-    if text not in TIMINGS:
-        raise argparse.ArgumentTypeError(f"timing must be events, graph or auto, got {text!r}")
-    return text
+    return _one_of(text, TIMINGS, "timing", "events, graph or auto")
 
 
 def parse_drain(text: str) -> str:
-    if text not in DRAINS:
-        raise argparse.ArgumentTypeError(f"drain must be wait or stop, got {text!r}")
-    return text
+    return _one_of(text, DRAINS, "drain", "wait or stop")
 
 
 def parse_upstream_rules(text: str) -> str:
-    if text not in UPSTREAM_RULES:
-        raise argparse.ArgumentTypeError(f"upstream rules must be v0 or main, got {text!r}")
-    return text
+    return _one_of(text, UPSTREAM_RULES, "upstream rules", "v0 or main")
 
 
 def parse_baseline(text: str) -> str:
