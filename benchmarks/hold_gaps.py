@@ -24,7 +24,7 @@ import json
 import statistics
 
 from pytest_kernelbench.gpu.devices import held_alone, hold_spans, timed_alone
-from pytest_kernelbench.judge.evaluation import UPSTREAM_PERF_TRIALS
+from pytest_kernelbench.judge.speed_stage import UPSTREAM_PERF_TRIALS
 
 
 def events(records: list[dict]) -> list[tuple[float, int, bool, str]]:

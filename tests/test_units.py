@@ -10,7 +10,7 @@ import torch
 from pytest_kernelbench import faults
 from pytest_kernelbench.gpu import timing
 from pytest_kernelbench.judge import upstream
-from pytest_kernelbench.judge.evaluation import worth_profiling
+from pytest_kernelbench.judge.attribute_stage import worth_profiling
 from pytest_kernelbench.precision import EXACT_FP32
 from pytest_kernelbench.suite import correctness, loading
 
@@ -150,7 +150,7 @@ def test_upstreams_check_read_in_blocks_says_what_torch_allclose_says(dtype):
 
 
 def test_a_cheat_verdict_names_unordered_streams_where_the_candidate_makes_them():
-    from pytest_kernelbench.judge.evaluation import stream_hint
+    from pytest_kernelbench.judge.outcome import stream_hint
 
     assert "not ordered after the caller's" in stream_hint(
         {"static_scan": ["line 5: creates CUDA streams (work may escape timing)"]})

@@ -19,42 +19,33 @@ from typing import Any
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.building import builds
-from pytest_kernelbench.building.builds import cuda_arch, needs_cuda
+from pytest_kernelbench.building.builds import cuda_arch
 from pytest_kernelbench.gpu import devices, roofline
 from pytest_kernelbench.gpu.devices import device_lock, driver_version, use_device
 from pytest_kernelbench.isolation.sandbox import Sandbox
 from pytest_kernelbench.judge import answers, attribute_stage, profile_stage, speed_stage
 from pytest_kernelbench.judge.answers import AnswerChecks
-from pytest_kernelbench.judge.attribute_stage import INCONCLUSIVE, worth_profiling
 from pytest_kernelbench.judge.channel import WorkerChannel
-from pytest_kernelbench.judge.clock import BURST_TRIES
 from pytest_kernelbench.judge.compile_stage import (
-    USES_PROBLEM_NAMES,
     BuildFacts,
     compile_case,
     waits_for_a_build,
 )
 from pytest_kernelbench.judge.context import StageContext
-from pytest_kernelbench.judge.correct_stage import Trials, correct_case
+from pytest_kernelbench.judge.correct_stage import correct_case
 from pytest_kernelbench.judge.outcome import (
     Outcome,
     ProblemError,
-    base_record,
     problem_outcome,
-    stream_hint,
 )
 from pytest_kernelbench.judge.reference import ReferenceSide
-from pytest_kernelbench.judge.speed_stage import UPSTREAM_PERF_TRIALS, BaselineCache, Timed
+from pytest_kernelbench.judge.speed_stage import BaselineCache, Timed
 from pytest_kernelbench.record import Record, add_flag, charge, mark_held, note_aside, upstream_correct
 from pytest_kernelbench.settings import Settings, summary_ps
 from pytest_kernelbench.suite import loading
 from pytest_kernelbench.suite.discovery import Case
 from pytest_kernelbench.suite.integrity import ProblemDigests
 from pytest_kernelbench.suite.manifest import Entry
-
-__all__ = ["BURST_TRIES", "INCONCLUSIVE", "UPSTREAM_PERF_TRIALS", "USES_PROBLEM_NAMES",
-           "Evaluator", "Outcome", "ProblemError", "Trials", "base_record", "cuda_arch",
-           "needs_cuda", "placement", "stream_hint", "worth_profiling"]
 
 Stage = Callable[[Case], Outcome]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_kernelbench.judge.evaluation import Outcome
+from pytest_kernelbench.judge.outcome import Outcome
 from pytest_kernelbench.suite.integrity import ProblemChanged
 
 STAGES = ("test_compile", "test_correct", "test_speed")

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pytest_kernelbench import faults
-from pytest_kernelbench.judge.evaluation import base_record
+from pytest_kernelbench.judge.outcome import base_record
 from pytest_kernelbench.record import CaseKey, Record, set_status
 from pytest_kernelbench.suite.discovery import Case
 
