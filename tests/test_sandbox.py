@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -94,3 +96,52 @@ class ModelNew(torch.nn.Module):
         assert str(secret) in fault.message
     finally:
         sandbox.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, queue = [], [pid]
+    while queue:
+        for child in children.get(queue.pop(), []):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_a_killed_pytest_process_leaves_no_zygote_or_worker_behind(tmp_path):
+    started = tmp_path / "started"
+    hangs = tmp_path / "hangs.py"
+    hangs.write_text(f"import time\nopen({str(started)!r}, 'w').close()\ntime.sleep(600)\n")
+    script = (f"from pytest_kernelbench.isolation.sandbox import Sandbox\n"
+              f"header = {_header(hangs)!r}\n"
+              f"Sandbox(device='cpu').request(header, timeout_s=600.0)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert started.exists(), "the candidate never started"
+        left = _descendants(parent.pid)
+        assert len(left) >= 2  # the zygote and the worker it forked
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in left) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in left if _alive(pid)]

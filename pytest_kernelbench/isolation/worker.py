@@ -7,9 +7,12 @@ eager reference. Every reply is a wire message (JSON and raw tensor bytes), neve
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import dataclasses
 import os
 import re
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -26,6 +29,7 @@ from pytest_kernelbench.suite import loading
 # The unused GPU memory a worker keeps cached between two requests of one stage: small
 # beside a device's memory, even with one worker per core of a 16-core host.
 KEPT_CACHE_BYTES = 1 << 30
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclass
@@ -66,6 +70,45 @@ class CandidateFault(Exception):
     def __init__(self, status: str, message: str, details: str = ""):
         super().__init__(message)
         self.status, self.message, self.details = status, message, details
+
+
+class TimedOutputs:
+    """The candidate's last output for each input draw during a timing, as returned, for the
+    pytest process to check, with the number of model calls made by then."""
+
+    def __init__(self, graph: bool, candidate: timing.RotatingSide, calls: list[int]):
+        self.graph, self.candidate, self.calls = graph, candidate, calls
+        self.outputs: dict[int, Any] = {}
+        self.calls_by: dict[int, int] = {}  # draw -> how many calls the model had made by then
+        self.reused = False  # the candidate returned a buffer it had returned before
+
+    def keep(self, output) -> None:
+        # A graph overwrites its output on every replay, the next refill overwrites an
+        # output computed in place in an input buffer, and a candidate that returns one
+        # buffer of its own (a replayed graph's static output) overwrites it on its next
+        # call: keep a copy of those, as they were when returned.
+        kept = [leaf for value in self.outputs.values() for leaf in nested.leaves(value)]
+        if not self.graph and timing.aliases(output, kept):
+            self.reused = True
+            # Outputs kept by reference before this was seen now hold this call's answer.
+            for index in [i for i, value in self.outputs.items()
+                          if timing.aliases(value, nested.leaves(output))]:
+                del self.outputs[index]
+        copy = self.graph or self.reused or timing.aliases(output, self.candidate.buffers)
+        index = self.candidate.index
+        self.outputs[index] = timing.clone_output(output) if copy else output
+        self.calls_by[index] = len(self.calls)
+
+    def complete(self, draws: int, call_on) -> None:
+        """One more call for each draw whose kept output was dropped."""
+        for index in range(draws):
+            if index not in self.outputs:
+                self.outputs[index] = timing.clone_output(call_on(index))
+                self.calls_by[index] = len(self.calls)
+
+    def encoded(self, seeds: list[int], blobs: list[bytes], keep_alive) -> list[dict]:
+        return [{"seed": seeds[index], "output": wire.encode_value(out, blobs, keep_alive),
+                 "call": self.calls_by[index]} for index, out in sorted(self.outputs.items())]
 
 
 class Worker:
@@ -211,40 +254,14 @@ class Worker:
         began = time.perf_counter()
         sets = self.input_sets(loaded, request)
         try:
-            sides = {}
-            if request.get("with_baseline", True):
-                reference = self.reference_model(loaded, request)
-                sides["baseline"] = guarded(
-                    lambda: timing.RotatingSide(reference, sets, graph, device), "forward", "")
-            seeds = request["input_seeds"]
-            candidate = guarded(
-                lambda: timing.RotatingSide(loaded.model, sets, graph, device,
-                                            on_call=lambda index: loaded.calls.append(seeds[index])),
-                "forward", request["candidate"])
+            sides = self.rotating_sides(loaded, request, sets, graph)
         except CandidateFault as fault:
             if not graph:
                 raise
             self.loaded = None  # a failed capture can leave the context unusable
             return {"ok": True, "graph_error": fault.message}, []
-        last_outputs: dict[int, Any] = {}
-        last_calls: dict[int, int] = {}  # draw -> how many calls the model had made by its last
-        reused: list[bool] = []  # the candidate returned a buffer it had returned before
-
-        def keep_candidate_output(output) -> None:
-            # A graph overwrites its output on every replay, the next refill overwrites an
-            # output computed in place in an input buffer, and a candidate that returns one
-            # buffer of its own (a replayed graph's static output) overwrites it on its next
-            # call: keep a copy of those, as they were when returned.
-            kept = [leaf for value in last_outputs.values() for leaf in nested.leaves(value)]
-            if not graph and timing.aliases(output, kept):
-                reused.append(True)
-                # Outputs kept by reference before this was seen now hold this call's answer.
-                for index in [i for i, value in last_outputs.items()
-                              if timing.aliases(value, nested.leaves(output))]:
-                    del last_outputs[index]
-            copy = graph or bool(reused) or timing.aliases(output, candidate.buffers)
-            last_outputs[candidate.index] = timing.clone_output(output) if copy else output
-            last_calls[candidate.index] = len(loaded.calls)
+        candidate = sides.pop("candidate")
+        kept = TimedOutputs(graph, candidate, loaded.calls)
 
         # The baseline's outputs are poisoned at once but held as long as the candidate's are
         # (the last of each input draw): both sides then free memory in the same rhythm, and
@@ -257,7 +274,7 @@ class Worker:
             held[sides["baseline"].index] = output
 
         turns = {name: side.turn(poison_and_hold) for name, side in sides.items()}
-        turns["candidate"] = candidate.turn(keep_candidate_output)
+        turns["candidate"] = candidate.turn(kept.keep)
         # Each side runs under its own switches: the baseline under the harness's, the
         # candidate under whatever it set for itself.
         own, policy = loading.numerics_flags(), loaded.baseline_flags
@@ -272,22 +289,34 @@ class Worker:
                 thresholds=request.get("thresholds", ())),
             "forward", request["candidate"])
         measured_at = time.perf_counter()
-        for index in range(len(sets)):  # a draw whose kept output was dropped: one more call
-            if index not in last_outputs:
-                last_outputs[index] = timing.clone_output(
-                    guarded(lambda i=index: candidate.call_on(i), "forward", request["candidate"]))
-                last_calls[index] = len(loaded.calls)
+        kept.complete(len(sets), lambda index: guarded(
+            lambda: candidate.call_on(index), "forward", request["candidate"]))
         blobs: list[bytes] = []
         keep_alive = self.shared if request.get("cuda_ipc") else None
-        checked = [{"seed": seeds[index], "output": wire.encode_value(out, blobs, keep_alive),
-                    "call": last_calls[index]} for index, out in sorted(last_outputs.items())]
+        checked = kept.encoded(request["input_seeds"], blobs, keep_alive)
         phases = {"setup": ready - began, "warmup": measured.warmup_s,
                   "rounds": measured_at - ready - measured.warmup_s,
                   "outputs": time.perf_counter() - measured_at}
         return {"ok": True, "samples_s": measured.samples_s, "stopped": measured.stopped,
                 "rounds": measured.rounds, "timed_outputs": checked,
-                "reused_output": bool(reused), "phases": phases,
+                "reused_output": kept.reused, "phases": phases,
                 **calls_so_far(loaded, request)}, blobs
+
+    def rotating_sides(self, loaded: Loaded, request: dict, sets: list,
+                       graph: bool) -> dict[str, timing.RotatingSide]:
+        """The timing's sides on the input sets: the baseline (unless the request has none)
+        and the candidate, whose every call is logged by its input seed."""
+        device, seeds = request["device"], request["input_seeds"]
+        sides = {}
+        if request.get("with_baseline", True):
+            reference = self.reference_model(loaded, request)
+            sides["baseline"] = guarded(
+                lambda: timing.RotatingSide(reference, sets, graph, device), "forward", "")
+        sides["candidate"] = guarded(
+            lambda: timing.RotatingSide(loaded.model, sets, graph, device,
+                                        on_call=lambda index: loaded.calls.append(seeds[index])),
+            "forward", request["candidate"])
+        return sides
 
     def burst(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
         """Back-to-back calls for the pytest process to time with its own clock: the
@@ -433,6 +462,18 @@ def serve(read_fd: int, write_fd: int) -> int:
         loading.release_cached_memory(0 if request.get("op") == "release" else KEPT_CACHE_BYTES)
 
 
+def die_with_parent() -> None:
+    """Have the kernel kill this process when the thread that started it ends (Linux), so
+    that a pytest process killed outright leaves no zygote or worker behind: a worker stuck in
+    a candidate's import would spin a core, or hold a GPU context, into the next run. (A
+    zygote started from a thread that ends is started again at the next candidate.)"""
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):  # no prctl: not Linux
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent ended before the request took hold
+        os._exit(1)
+
+
 def zygote(control_fd: int) -> int:
     """Fork one fresh worker per candidate, from a process that has already imported torch.
 
@@ -443,6 +484,7 @@ def zygote(control_fd: int) -> int:
     """
     import socket
 
+    die_with_parent()
     import torch  # noqa: F401 - imported before any fork, never initialising CUDA here
 
     loading.apply(precision.EXACT_FP32)  # each fork applies its run's own at load
@@ -460,6 +502,7 @@ def zygote(control_fd: int) -> int:
             if pid == 0:
                 control.close()
                 os.setsid()  # a timeout kills the candidate and anything it started
+                die_with_parent()  # the zygote, which ends with the pytest process
                 code = 1
                 try:
                     code = serve(fds[0], fds[1])
