@@ -46,37 +46,69 @@ def add_options(parser: pytest.Parser) -> None:
 
 
 
-def read_settings(config: pytest.Config) -> Settings | None:
-    """Validated settings, or None when no candidate set was asked for (plugin stays idle)."""
-    cli_base = Path(config.invocation_params.dir)
-    ini_base = config.inipath.parent if config.inipath else config.rootpath
+class Given:
+    """Where an option's value comes from: the command line, else the ini file, each with the
+    folder a relative path in it is read from."""
 
-    def given(option: Option) -> tuple[Any, Path] | None:
-        """(value, the folder a relative path in it is read from), or None when not given."""
-        value = config.getoption(option.dest)
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.cli_base = Path(config.invocation_params.dir)
+        self.ini_base = config.inipath.parent if config.inipath else config.rootpath
+
+    def __call__(self, option: Option) -> tuple[Any, Path] | None:
+        """(value, its folder), or None when not given."""
+        value = self.config.getoption(option.dest)
         if value not in (None, []):
-            return value, cli_base
+            return value, self.cli_base
         if not option.ini:
             return None
-        text = config.getini(option.dest)
+        text = self.config.getini(option.dest)
         if text in (None, "", []):
             return None
         if option.kind in ("switch", "dirs") or option.parse is None:
-            return text, ini_base
+            return text, self.ini_base
         try:
-            return option.parse(text), ini_base
+            return option.parse(text), self.ini_base
         except argparse.ArgumentTypeError as exc:
             raise pytest.UsageError(f"ini option {option.dest}: {exc}") from None
 
+
+def read_settings(config: pytest.Config) -> Settings | None:
+    """Validated settings, or None when no candidate set was asked for (plugin stays idle)."""
+    given = Given(config)
     by_field = {option.field: option for option in OPTIONS}
     sets = given(by_field["candidate_dirs"])
     if sets is None:
         return None
-    problems = given(by_field["problems_dir"]) or ("problems", ini_base)
+    problems_dir = _problems_dir(given(by_field["problems_dir"]), given.ini_base)
+    candidate_dirs = _candidate_sets(sets, problems_dir)
+    report_text, report_base = given(by_field["report_path"]) or (REPORT_DEFAULT, given.ini_base)
+    report_path = None if report_text.lower() == "none" else report_base / report_text
+    costs = given(by_field["costs_path"])
+    return Settings(
+        problems_dir=problems_dir,
+        candidate_dirs=candidate_dirs,
+        report_path=report_path,
+        costs_path=_costs_path(costs[0] if costs else None,
+                               costs[1] if costs else given.cli_base, report_path),
+        time_budget_s=float(_benchmark_option(config, "benchmark_max_time",
+                                              FIELD_DEFAULTS["time_budget_s"])),
+        min_rounds=int(_benchmark_option(config, "benchmark_min_rounds",
+                                         FIELD_DEFAULTS["min_rounds"])),
+        **_plain_values(given),
+    )
+
+
+def _problems_dir(given: tuple[Any, Path] | None, ini_base: Path) -> Path:
+    """--kb-problems, else ./problems, else the suite that ships."""
+    problems = given or ("problems", ini_base)
     bundled = bundled_problems()
     if problems[0] == "problems" and not (problems[1] / "problems").is_dir() and bundled:
-        problems = (str(bundled), bundled.parent)  # the suite that ships
-    problems_dir = _existing_dir(problems[0], problems[1], "--kb-problems")
+        problems = (str(bundled), bundled.parent)
+    return _existing_dir(problems[0], problems[1], "--kb-problems")
+
+
+def _candidate_sets(sets: tuple[Any, Path], problems_dir: Path) -> tuple[Path, ...]:
     candidate_dirs = tuple(_candidate_set(text, sets[1], problems_dir) for text in sets[0])
     names = [path.name for path in candidate_dirs]
     if len(set(names)) != len(names):
@@ -84,8 +116,11 @@ def read_settings(config: pytest.Config) -> Settings | None:
             f"--kb-candidates: two sets share a folder name ({', '.join(names)}); "
             "set names come from folder names and must differ"
         )
-    report_text, report_base = given(by_field["report_path"]) or (REPORT_DEFAULT, ini_base)
-    report_path = None if report_text.lower() == "none" else report_base / report_text
+    return candidate_dirs
+
+
+def _plain_values(given: Given) -> dict[str, Any]:
+    """The given options other than the folders, the report and the costs file, by field."""
     values: dict[str, Any] = {}
     for option in OPTIONS:
         if option.kind in ("dirs", "report", "costs") or option.field == "problems_dir":
@@ -99,19 +134,7 @@ def read_settings(config: pytest.Config) -> Settings | None:
         elif option.kind == "file":
             value = _existing_file(value, base, option.flag)
         values[option.field] = option.to_field(value)
-    costs = given(by_field["costs_path"])
-    return Settings(
-        problems_dir=problems_dir,
-        candidate_dirs=candidate_dirs,
-        report_path=report_path,
-        costs_path=_costs_path(costs[0] if costs else None, costs[1] if costs else cli_base,
-                               report_path),
-        time_budget_s=float(_benchmark_option(config, "benchmark_max_time",
-                                              FIELD_DEFAULTS["time_budget_s"])),
-        min_rounds=int(_benchmark_option(config, "benchmark_min_rounds",
-                                         FIELD_DEFAULTS["min_rounds"])),
-        **values,
-    )
+    return values
 
 
 def _benchmark_option(config: pytest.Config, name: str, default):

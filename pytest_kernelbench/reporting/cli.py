@@ -309,7 +309,8 @@ def parse_ps(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"expected numbers such as 1,2, got {text!r}") from None
 
 
-def main(argv: list[str] | None = None) -> int:
+def argument_parser() -> argparse.ArgumentParser:
+    """The commands of kernelbench-report and their options."""
     parser = argparse.ArgumentParser(prog="kernelbench-report", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     summary = commands.add_parser("summary", help="print fast_p tables of one or more reports")
@@ -345,19 +346,15 @@ def main(argv: list[str] | None = None) -> int:
                              help="p for those files' passed/slower (default: 1)")
         command.add_argument("--upstream-version", choices=("v0", "main"), default="main",
                              help="the upstream version that wrote those files (default: main)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argument_parser().parse_args(argv)
     files = UpstreamFiles(args.upstream_level, args.upstream_baseline, args.upstream_p,
                           args.upstream_version)
     if args.command == "compare":
-        try:
-            lines, regressed = compare(load(args.before, files)[1], load(args.after, files)[1],
-                                       args.threshold)
-        except (resume.ResumeError, OSError, ValueError) as exc:
-            print(f"kernelbench-report: {exc}", file=sys.stderr)
-            return 2
-        print("\n".join(lines) if lines else "no status changed, no speedup moved by more "
-              f"than {args.threshold:.0%}")
-        return 1 if regressed and args.fail_on_regression else 0
+        return run_compare(args, files)
     try:
         loaded = [(path, *load(path, files)) for path in args.reports]
         if args.command == "summary" and runs_of_their_own(loaded):
@@ -367,14 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kernelbench-report: {exc}", file=sys.stderr)
         return 2
     if args.command == "plot":
-        try:
-            written = plots.write_plots(merged["results"], float(merged["config"].get("p", 1.0)),
-                                        args.output)
-        except plots.PlotError as exc:
-            print(f"kernelbench-report: {exc}", file=sys.stderr)
-            return 2
-        print("\n".join(str(path) for path in written))
-        return 0
+        return run_plot(merged, args.output)
     if args.command == "merge":
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(report.dump_json(merged))
@@ -385,6 +375,28 @@ def main(argv: list[str] | None = None) -> int:
     rows = scoring.summarize(merged["results"], ps, p)
     return print_summary(Summary(rows, ps, [], report.at_k_lines(rows, p), merged["results"]),
                          args.fail_under)
+
+
+def run_compare(args: argparse.Namespace, files: UpstreamFiles) -> int:
+    try:
+        lines, regressed = compare(load(args.before, files)[1], load(args.after, files)[1],
+                                   args.threshold)
+    except (resume.ResumeError, OSError, ValueError) as exc:
+        print(f"kernelbench-report: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(lines) if lines else "no status changed, no speedup moved by more "
+          f"than {args.threshold:.0%}")
+    return 1 if regressed and args.fail_on_regression else 0
+
+
+def run_plot(merged: report.Report, output: Path) -> int:
+    try:
+        written = plots.write_plots(merged["results"], float(merged["config"].get("p", 1.0)), output)
+    except plots.PlotError as exc:
+        print(f"kernelbench-report: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(str(path) for path in written))
+    return 0
 
 
 if __name__ == "__main__":

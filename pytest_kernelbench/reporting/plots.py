@@ -51,8 +51,13 @@ def write_plots(records: list[Record], p: float, folder: Path) -> list[Path]:
 
     folder.mkdir(parents=True, exist_ok=True)
     sets = by_set([r for r in records if r.get("status") != "problem_error"])
-    written = []
+    drawn = {"speedup.png": speedup_figure, "fast_p.png": fast_p_figure,
+             "speed_of_light.png": speed_of_light_figure}
+    return [_save(draw(plt, sets, p), folder / name) for name, draw in drawn.items()]
 
+
+def speedup_figure(plt, sets: dict[str, list[Record]], p: float):
+    """Each set's best speedup per problem, sorted."""
     figure, axes = plt.subplots(figsize=(8, 4.5))
     for name, members in sets.items():
         speeds = best_speedups(members)
@@ -65,8 +70,11 @@ def write_plots(records: list[Record], p: float, folder: Path) -> list[Path]:
     axes.set_title("Speedup per problem")
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(fontsize="small")
-    written.append(_save(figure, folder / "speedup.png"))
+    return figure
 
+
+def fast_p_figure(plt, sets: dict[str, list[Record]], p: float):
+    """fast_p of each set as p goes from 0 to its best speedup (at most 10)."""
     figure, axes = plt.subplots(figsize=(8, 4.5))
     top = max([2.0, *(s for m in sets.values() for s in best_speedups(m))])
     ps = [round(0.05 * i, 2) for i in range(0, int(min(top, 10.0) / 0.05) + 2)]
@@ -79,8 +87,11 @@ def write_plots(records: list[Record], p: float, folder: Path) -> list[Path]:
     axes.set_title("fast_p as a function of p")
     axes.grid(True, alpha=0.3)
     axes.legend(fontsize="small")
-    written.append(_save(figure, folder / "fast_p.png"))
+    return figure
 
+
+def speed_of_light_figure(plt, sets: dict[str, list[Record]], p: float):
+    """Speedup against the fraction of the device's speed of light, per correct record."""
     figure, axes = plt.subplots(figsize=(8, 4.5))
     plotted = 0
     for name, members in sets.items():
@@ -103,8 +114,7 @@ def write_plots(records: list[Record], p: float, folder: Path) -> list[Path]:
     axes.grid(True, which="both", alpha=0.3)
     if plotted:
         axes.legend(fontsize="small")
-    written.append(_save(figure, folder / "speed_of_light.png"))
-    return written
+    return figure
 
 
 def _save(figure, path: Path) -> Path:

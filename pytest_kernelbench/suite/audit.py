@@ -132,14 +132,7 @@ def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode:
     def add(check: str, ok: bool, detail: str) -> None:
         found.append(Finding(key, check, ok, detail))
 
-    with torch.device("meta"):
-        init_meta = list(module.get_init_inputs())
-        model_meta = module.Model(*init_meta)
-        inputs_meta = list(module.get_inputs())
-        with torch.no_grad():
-            out_meta = model_meta(*inputs_meta)
-    io_bytes = nbytes(inputs_meta) + nbytes(out_meta)
-    param_bytes = sum(p.numel() * p.element_size() for p in model_meta.parameters())
+    io_bytes, param_bytes = meta_footprint(module)
     if device == "cpu" and io_bytes > max_bytes:
         estimate = 2 * (io_bytes + param_bytes)
         add("fits", estimate < MEMORY_LIMIT_BYTES,
@@ -162,15 +155,7 @@ def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode:
     other_inputs = loading.make_inputs(module, SEED + 2, device, numerics)
     with torch.no_grad():
         other = model(*other_inputs)
-    verdict = correctness.compare(first, other, atol, rtol)
-    add("input-dependent", not verdict.passed,
-        "another draw's output fails the check" if not verdict.passed
-        else "the output of another input draw passes as correct: the output ignores the input")
-
-    for name, answer in trivial_answers(first, other, inputs).items():
-        verdict = correctness.compare(first, answer, atol, rtol)
-        add(f"trivial: {name}", not verdict.passed,
-            f"fails ({verdict.status})" if not verdict.passed else "PASSES the correctness check")
+    found += [Finding(key, *check) for check in wrong_answer_checks(first, other, inputs, atol, rtol)]
 
     if device.startswith("cuda"):
         # The second model and input set stand in for a candidate of the same footprint.
@@ -192,6 +177,36 @@ def audit_problem(problem: Problem, device: str, atol: float, rtol: float, mode:
         f"eager median {median_s * 1e6:.1f} us" + (
             " (launch-bound)" if device.startswith("cuda") and median_s < LAUNCH_BOUND_S else ""))
     return found
+
+
+def meta_footprint(module) -> tuple[int, int]:
+    """(bytes of the inputs and output, bytes of the parameters) of a problem, from its model
+    built and called on the meta device: nothing is allocated."""
+    import torch
+
+    with torch.device("meta"):
+        model = module.Model(*list(module.get_init_inputs()))
+        inputs = list(module.get_inputs())
+        with torch.no_grad():
+            output = model(*inputs)
+    return (nbytes(inputs) + nbytes(output),
+            sum(p.numel() * p.element_size() for p in model.parameters()))
+
+
+def wrong_answer_checks(first, other, inputs: list, atol: float,
+                        rtol: float) -> list[tuple[str, bool, str]]:
+    """(check, ok, detail) for answers that must fail against the reference's `first`: the
+    output of another input draw (`other`), and each trivial answer."""
+    verdict = correctness.compare(first, other, atol, rtol)
+    checks = [("input-dependent", not verdict.passed,
+               "another draw's output fails the check" if not verdict.passed
+               else "the output of another input draw passes as correct: the output ignores "
+               "the input")]
+    for name, answer in trivial_answers(first, other, inputs).items():
+        verdict = correctness.compare(first, answer, atol, rtol)
+        checks.append((f"trivial: {name}", not verdict.passed, f"fails ({verdict.status})"
+                       if not verdict.passed else "PASSES the correctness check"))
+    return checks
 
 
 def time_reference(model, inputs: list, device: str, calls: int = 20) -> float:
