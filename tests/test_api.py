@@ -46,7 +46,9 @@ def test_a_session_judges_each_attempt_as_it_was_when_called(tmp_path):
         first = session.evaluate(RELU, attempt)
         attempt.write_text(GOOD.read_text())
         second = session.evaluate(RELU, attempt)
-    assert first["status"] == "mismatch" and second["status"] == "passed"
+    # The second attempt is correct; its speed verdict on a busy CPU may be inconclusive.
+    assert first["status"] == "mismatch" and not first["correct"]
+    assert second["correct"] and second["status"] in ("passed", "inconclusive")
     assert first["sample"] != second["sample"]
 
 

@@ -100,10 +100,15 @@ def test_speed_items_pass_only_above_p(kb):
     result = kb.run("good", args=("-m", "kb_speed", "--kb-p=1000"))
     result.stdout.fnmatch_lines(["*[[]slower[]] speedup * is not above p=1000*"])
     outcomes = result.parseoutcomes()
-    assert outcomes["failed"] == 3 and "skipped" not in outcomes  # no item for the missing one
+    # No item for the missing candidate. A timing that a busy host leaves undecided is
+    # skipped as inconclusive, never passed.
+    assert "passed" not in outcomes and outcomes["failed"] + outcomes.get("skipped", 0) == 3
+    assert outcomes["failed"] >= 1
     # The records say what the items say: correct, but not faster than p.
     timed = [r for r in kb.report()["results"] if r["correct"]]
-    assert len(timed) == 3 and all(r["status"] == "slower" for r in timed)
+    assert len(timed) == 3
+    assert sorted(r["status"] for r in timed if r["status"] != "inconclusive") \
+        == ["slower"] * outcomes["failed"]
 
 
 def test_cached_baselines_are_reused_until_retimed(kb, tmp_path):
