@@ -304,3 +304,28 @@ def test_a_first_call_that_builds_nothing_is_cut_off(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "nothing built within 0.5 s" in done.stderr, done.stderr
     assert time.perf_counter() - started < 60
+
+
+def test_a_builds_compiler_steps_are_read_from_ninjas_log(tmp_path):
+    log = tmp_path / "kb_ext" / ".ninja_log"
+    log.parent.mkdir()
+    log.write_text("# ninja log v5\n"
+                   "0\t20000\t1\tmain.o\tab\n"
+                   "0\t30000\t1\tcuda.cuda.o\tcd\n"
+                   "30000\t31500\t1\tkb_ext.so\tef\n")
+    assert builds.compiler_seconds(tmp_path) == {"cxx_s": 20.0, "nvcc_s": 30.0, "link_s": 1.5,
+                                                 "ninja_s": 31.5}
+    # A step ninja ran again counts once, at its last line.
+    log.write_text(log.read_text() + "0\t1000\t2\tmain.o\tab\n")
+    assert builds.compiler_seconds(tmp_path)["cxx_s"] == 1.0
+    assert builds.compiler_seconds(tmp_path / "kb_ext" / "none") == {}
+
+
+def test_the_pools_compilers_are_no_more_than_the_cores(monkeypatch):
+    monkeypatch.delenv("MAX_JOBS", raising=False)
+    monkeypatch.setattr(builds.os, "cpu_count", lambda: 16)
+    assert builds.compiler_jobs(jobs=2, processes=8) == 1
+    assert builds.compiler_jobs(jobs=4, processes=1) == 4
+    assert builds.compiler_jobs(jobs=32, processes=1) == 1
+    monkeypatch.setenv("MAX_JOBS", "3")  # the user's own
+    assert builds.compiler_jobs(jobs=2, processes=8) == 3

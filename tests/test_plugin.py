@@ -324,6 +324,13 @@ def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_comp
     assert len(broken["error"]) < 400
     built = {Path(b["candidate"]).name: b["status"] for b in kb.report()["builds"]}
     assert built == {"1_Scale.py": "failed", "2_ReLU.py": "built"}
+    # Where the good build's time went: its compile and link from ninja's log, the rest its
+    # process's own; none of it more than the whole.
+    good = next(b for b in kb.report()["builds"] if b["status"] == "built")
+    phases = good["phases"]
+    assert phases["cxx_s"] > 0 and phases["link_s"] > 0 and phases["nvcc_s"] == 0
+    assert phases["ninja_s"] + phases["process_s"] == pytest.approx(good["seconds"], abs=0.01)
+    assert good["span"][1] - good["span"][0] == pytest.approx(good["seconds"], abs=0.01)
     assert records[("cpp_ext", 2, "s0")]["extension"] == "built"
     assert broken["extension"] == "failed" and "error" in broken["extension_error"]
     # The same sources again: the good build is reused, and the failed one is not built again

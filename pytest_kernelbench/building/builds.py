@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_kernelbench import confine, faults, precision
@@ -127,6 +127,22 @@ class Build:
     seconds: float = 0.0
     message: str = ""
     problem: Path | None = None  # whose init inputs construct the model, for a build there
+    # where its time went: queued_s (waiting for a free build slot), then from ninja's log the
+    # compilers' own seconds (cxx_s: the C++ binding files, nvcc_s: the CUDA files, link_s)
+    # and ninja_s (ninja's wall time), and process_s (the build process's own: the interpreter,
+    # `import torch`, the candidate's import up to its build)
+    phases: dict[str, float] = field(default_factory=dict)
+    span: tuple[float, float] | None = None  # its process's start and end (time.time())
+
+    def entry(self) -> dict:
+        """The report's entry for this build."""
+        entry = {"candidate": str(self.candidate), "status": self.status,
+                 "seconds": round(self.seconds, 3), "message": self.message}
+        if self.phases:
+            entry["phases"] = {name: round(value, 3) for name, value in self.phases.items()}
+        if self.span:
+            entry["span"] = [round(at, 3) for at in self.span]
+        return entry
 
 
 def plan(candidates: list[Path], cache_root: Path, arch: str,
@@ -155,6 +171,15 @@ def build_jobs(requested: int | None, processes: int) -> int:
     number, else its share of the cores. No core is kept back for the processes that time
     candidates: the builds stop while any timing runs, and run niced."""
     return requested if requested is not None else max(1, (os.cpu_count() or 1) // processes)
+
+
+def compiler_jobs(jobs: int, processes: int) -> int:
+    """ninja's parallel steps per build (MAX_JOBS), so that the builds of all `processes`
+    processes, `jobs` each at a time, run no more compilers than the host has cores: the user's
+    MAX_JOBS where set."""
+    if os.environ.get("MAX_JOBS", "").isdigit():
+        return int(os.environ["MAX_JOBS"])
+    return max(1, (os.cpu_count() or 1) // max(1, jobs * processes))
 
 
 def candidates_to_build(cases: Iterable[Case], device: str) -> dict[Path, Path]:
@@ -207,8 +232,9 @@ class BuildPool:
 
     def __init__(self, builds: list[Build], arch: str, jobs: int, timeout_s: float,
                  on_done: Callable[[Build, int, int, float], None] = lambda *a: None,
-                 protected: tuple[Path, ...] | None = None):
+                 protected: tuple[Path, ...] | None = None, compilers: int | None = None):
         self.arch, self.jobs, self.timeout_s = arch, max(jobs, 1), timeout_s
+        self.compilers = compilers or compiler_jobs(self.jobs, 1)  # MAX_JOBS of each build
         self.on_done, self.protected = on_done, protected
         self._by_folder = {build.folder: build for build in builds}
         self._queue = [build for build in builds if build.status == "pending"]
@@ -245,10 +271,7 @@ class BuildPool:
     def entry(self, folder: Path) -> dict | None:
         """The report's entry for the build into folder, as this process knows it."""
         build = self._by_folder.get(folder)
-        return None if build is None else {"candidate": str(build.candidate),
-                                           "status": build.status,
-                                           "seconds": round(build.seconds, 3),
-                                           "message": build.message}
+        return None if build is None else build.entry()
 
     def close(self, stop: bool = False) -> None:
         """Wait for the builds left (or, with stop, kill them) and end the thread."""
@@ -273,13 +296,14 @@ class BuildPool:
                         len(running) < self.jobs or self._queue[0].folder in self._urgent) \
                         and not devices.timing_in_progress():
                     build = self._queue.pop(0)
-                    started = _start(build, self.arch, self.protected)
+                    started = _start(build, self.arch, self.protected, self.compilers)
                     if started is None:
                         if build.status == "pending":
                             build.status = "elsewhere"
                         self._finished(build, started_at)
                     else:
                         build.status = "running"
+                        build.phases["queued_s"] = time.perf_counter() - started_at
                         running.append((build, *started, time.perf_counter()))
                 if not self._queue and not running:
                     if self._announced is not None:
@@ -309,6 +333,7 @@ class BuildPool:
                     _signal_builds([(build, process, lock, began)], signal.SIGKILL)
                     process.wait()
                 build.seconds = time.perf_counter() - began
+                build.span = (time.time() - build.seconds, time.time())
                 finish(build, process.returncode, overdue, self.timeout_s)
                 lock.close()  # type: ignore[attr-defined]
                 with self._changed:
@@ -370,7 +395,7 @@ def clear_stale_batons(folder: Path) -> list[Path]:
     return stale
 
 
-def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
+def _start(build: Build, arch: str, protected: tuple[Path, ...] | None, compilers: int):
     build.folder.mkdir(parents=True, exist_ok=True)
     lock = open(build.folder / LOCK_FILE, "a+")
     try:
@@ -382,7 +407,8 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None):
         lock.close()
         return None
     clear_stale_batons(build.folder)
-    env = {**os.environ, **build_env(build.folder, arch), "CUDA_VISIBLE_DEVICES": ""}
+    env = {**os.environ, **build_env(build.folder, arch), "CUDA_VISIBLE_DEVICES": "",
+           "MAX_JOBS": str(compilers)}
     if protected is not None:
         scratch = build.folder / "scratch"  # removed with what it holds once the build ends
         scratch.mkdir(exist_ok=True)
@@ -403,6 +429,10 @@ def finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> No
     """What a build process's end makes of its build: built (and sealed), failed (recorded
     as the source's failure only where its compiler failed), or deferred to a GPU."""
     shutil.rmtree(build.folder / "scratch", ignore_errors=True)
+    steps = compiler_seconds(build.folder)
+    if steps:
+        build.phases.update(steps)
+        build.phases["process_s"] = max(0.0, build.seconds - steps["ninja_s"])
     built = any(build.folder.rglob("*.so"))
     log = (build.folder / LOG_FILE).read_text(errors="replace")
     first = faults.first_error_lines(log, limit=1) or f"exit status {returncode}"
@@ -427,6 +457,32 @@ def finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> No
     else:
         build.status = "deferred"  # it builds only with a GPU, or at its first call
         (build.folder / DEFERRED_MARKER).write_text("")  # the other workers need not try
+
+
+def compiler_seconds(folder: Path) -> dict[str, float]:
+    """Seconds of the compiler steps of the builds beneath folder, from each ninja log there
+    (lines `start_ms end_ms mtime output hash`, the last line of an output counting): the C++
+    compiles (cxx_s), the CUDA compiles (nvcc_s, outputs `*.cuda.o`), the links (link_s), and
+    ninja's wall time (ninja_s: steps run side by side). {} where ninja ran no step."""
+    steps: dict[str, tuple[int, int]] = {}
+    for log in folder.rglob(".ninja_log"):
+        for line in log.read_text(errors="replace").splitlines():
+            fields = line.split("\t")
+            if len(fields) == 5 and fields[0].isdigit() and fields[1].isdigit():
+                steps[f"{log.parent}/{fields[3]}"] = (int(fields[0]), int(fields[1]))
+    if not steps:
+        return {}
+    seconds = {"cxx_s": 0.0, "nvcc_s": 0.0, "link_s": 0.0}
+    for output, (start, end) in steps.items():
+        kind = "nvcc_s" if output.endswith(".cuda.o") else "cxx_s" if output.endswith(".o") \
+            else "link_s"
+        seconds[kind] += (end - start) / 1000
+    by_log: dict[str, list[tuple[int, int]]] = {}
+    for output, span in steps.items():
+        by_log.setdefault(output.rsplit("/", 1)[0], []).append(span)
+    seconds["ninja_s"] = sum((max(e for _, e in spans) - min(s for s, _ in spans)) / 1000
+                             for spans in by_log.values())
+    return seconds
 
 
 def first_errors(transcript: str) -> str:

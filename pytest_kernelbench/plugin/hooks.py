@@ -474,7 +474,8 @@ def prebuild(config: pytest.Config, settings: Settings, device: str,
             f"{jobs} at a time while the items run")
     protected = (*settings.candidate_dirs, settings.build_cache or builds.default_cache_root())
     pool = builds.BuildPool(planned, arch, jobs, settings.build_timeout_s, on_done,
-                            protected if settings.confine != "off" else None).start()
+                            protected if settings.confine != "off" else None,
+                            builds.compiler_jobs(jobs, xdist_worker_count(config))).start()
     return planned, pool
 
 

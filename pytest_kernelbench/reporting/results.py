@@ -180,8 +180,7 @@ def cut_off(record: Record) -> Record:
 
 def build_entries(planned: list[Any]) -> list[BuildEntry]:
     """builds.Build objects as the report lists them (builds.BuildPool.entry's shape)."""
-    return [{"candidate": str(b.candidate), "status": b.status, "seconds": round(b.seconds, 3),
-             "message": b.message} for b in planned]
+    return [build.entry() for build in planned]
 
 
 def merge_build(known: BuildEntry | None, entry: BuildEntry) -> BuildEntry:
