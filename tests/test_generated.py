@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from pytest_kernelbench.building import builds
 from pytest_kernelbench.suite import generated
 from pytest_kernelbench.suite.loading import import_file
 
@@ -31,7 +32,11 @@ def load_candidate(tmp_path: Path, set_name: str, relative: str, problems: Path 
     return text, import_file(path, f"kb_generated_{set_name}")
 
 
-@pytest.mark.parametrize("set_name", sorted(generated.SETS))
+# The CUDA epilogue set builds an extension at import: read, not imported, here.
+IMPORTABLE_SETS = sorted(set(generated.SETS) - {"cuda_epilogue"})
+
+
+@pytest.mark.parametrize("set_name", IMPORTABLE_SETS)
 @pytest.mark.parametrize("relative", SOME_PROBLEMS)
 def test_a_generated_candidate_keeps_the_problems_imports_and_constructor(tmp_path, set_name,
                                                                           relative):
@@ -86,6 +91,26 @@ def test_a_cached_set_is_reused_until_a_problem_changes(tmp_path):
     assert "32, 64" in (second / "level1" / "2_ReLU.py").read_text()
 
 
+def test_the_build_heavy_set_has_a_distinct_cuda_extension_for_every_problem():
+    files = generated.set_files(PROBLEMS, "cuda_epilogue")
+    assert len(files) == len(generated.problem_files(PROBLEMS)) == 250
+    assert len(set(files.values())) == 250  # no two candidates share a build
+    kernels = set()
+    for relative, text in files.items():
+        assert builds.needs_build(text) and builds.needs_cuda(text), relative
+        tree = ast.parse(text)
+        classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+        assert [ast.unparse(base) for base in classes["ModelNew"].bases] == ["Model"]
+        problem_source = (PROBLEMS / relative).read_text()
+        assert imports_of(text)[:len(imports_of(problem_source))] == imports_of(problem_source)
+        (name,) = {kw.value.value for node in ast.walk(tree) if isinstance(node, ast.Call)
+                   and getattr(node.func, "id", "") == "load_inline"
+                   for kw in node.keywords if kw.arg == "name"}
+        assert name.isidentifier() and f"__global__ void {name}(" in text
+        kernels.add(name)
+    assert len(kernels) == 250
+
+
 def test_the_command_writes_every_set_into_a_folder(tmp_path):
     import runpy
 
@@ -117,7 +142,7 @@ def test_a_builtin_reference_set_passes_correctness_under_its_own_name(kb_cached
 
 @pytest.mark.parametrize(("sets", "message"), [
     (("builtin:fastest",), "*--kb-candidates: no built-in candidate set 'fastest'; the built-in "
-                           "sets are builtin:reference, builtin:torch_compile"),
+                           "sets are builtin:reference, builtin:torch_compile, builtin:cuda_epilogue"),
     (("builtin:reference", "reference"), "*--kb-candidates: two sets share a folder name*"),
 ])
 def test_builtin_set_mistakes_are_one_line_usage_errors(kb_cached, sets, message):

@@ -4,6 +4,10 @@
   by construction, its speedups must sit near 1.0.
 - torch_compile: every problem's own Model under torch.compile (default mode), as ModelNew: the
   bar a hand-written kernel has to clear to be worth writing.
+- cuda_epilogue: every problem's own Model followed by a CUDA kernel of its own, built with
+  `load_inline` at import (as generated candidates build theirs) and copying each float32
+  output: honest, correct and a little slower than eager, with a distinct source per problem,
+  so that a run of it costs what scoring a model's extensions costs in builds (CUDA only).
 
 `--kb-candidates=builtin:NAME` judges one of them: cached_set writes it once per content of the
 problems folder and generator, and the run reads it like any other folder. write_set writes one
@@ -51,8 +55,67 @@ def compile_source(problem_source: str, relative_name: str) -> str:
     return header + problem_source.rstrip("\n") + "\n" + _COMPILED
 
 
+_EPILOGUE = '''
+
+import torch
+from torch.utils.cpp_extension import load_inline
+
+_EPILOGUE_CUDA = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+
+// The epilogue of {relative}: a copy of each float32 output, on the caller's stream.
+__global__ void {kernel}(const float* __restrict__ in, float* __restrict__ out, long n) {{
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i];
+}}
+
+torch::Tensor epilogue(torch::Tensor x) {{
+    auto in = x.contiguous();
+    auto out = torch::empty_like(in);
+    long n = in.numel();
+    if (n > 0) {{
+        {kernel}<<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(
+            in.data_ptr<float>(), out.data_ptr<float>(), n);
+    }}
+    return out;
+}}
+"""
+
+_epilogue = load_inline(name="{kernel}", cpp_sources="torch::Tensor epilogue(torch::Tensor x);",
+                        cuda_sources=_EPILOGUE_CUDA, functions=["epilogue"],
+                        extra_cuda_cflags=["-O3"])
+
+
+def _through_epilogue(value):
+    if isinstance(value, torch.Tensor) and value.is_cuda and value.dtype == torch.float32:
+        return _epilogue.epilogue(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_through_epilogue(v) for v in value)
+    return value
+
+
+class ModelNew(Model):
+    """The problem's own Model (same arguments, same weights), then the CUDA epilogue."""
+
+    def forward(self, *inputs):
+        return _through_epilogue(super().forward(*inputs))
+'''
+
+
+def epilogue_source(problem_source: str, relative_name: str) -> str:
+    """The problem's source followed by a ModelNew that runs the problem's Model, then a CUDA
+    kernel of its own named after the problem."""
+    kernel = "kb_epilogue_" + re.sub(r"\W", "_", relative_name.removesuffix(".py"))
+    header = (f"# Generated from problems/{relative_name} by tools/make_candidate_sets.py: "
+              "the problem's Model, then a CUDA copy kernel built with load_inline.\n")
+    return header + problem_source.rstrip("\n") + "\n" + _EPILOGUE.format(
+        relative=relative_name, kernel=kernel)
+
+
 SETS: dict[str, Callable[[str, str], str]] = {"reference": reference_source,
-                                               "torch_compile": compile_source}
+                                               "torch_compile": compile_source,
+                                               "cuda_epilogue": epilogue_source}
 
 
 def unknown_set_message(name: str) -> str:
