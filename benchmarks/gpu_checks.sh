@@ -441,8 +441,10 @@ if [[ " $sections " == *" realrun "* ]]; then
         [[ -f "$KB_ORDER_FROM" ]] || { echo "KB_ORDER_FROM=$KB_ORDER_FROM: no such report"; exit 1; }
         mkdir -p "$out/realrun" && cp "$KB_ORDER_FROM" "$out/realrun/cold.json"
     fi
+    # KB_REAL_PROBLEMS: the problems (default upstream v0's; `problems` for a built-in set
+    # such as KB_REAL_SET=builtin:cuda_epilogue, made from them)
     echo "== real_run: $real, -n ${KB_WORKERS:-4}"
-    python3 benchmarks/real_run.py "$out/realrun" --problems .third_party/v0/KernelBench \
+    python3 benchmarks/real_run.py "$out/realrun" --problems "${KB_REAL_PROBLEMS:-.third_party/v0/KernelBench}" \
         --candidates "$real" --limit "${KB_EVAL_LIMIT:-540}" --warm-limit "${KB_WARM_LIMIT:-0}" \
         ${KB_BUILD_CACHE:+--build-cache "$KB_BUILD_CACHE"} ${KB_REAL_ONLY:+--only "$KB_REAL_ONLY"} \
         -n "${KB_WORKERS:-4}" --benchmark-max-time="${KB_TIME_BUDGET:-0.5}" "$@"
@@ -466,7 +468,7 @@ if [[ " $sections " == *" realrun "* ]]; then
     fi
     if [[ -f "$out/realrun/cold.json" && -f "$out/realrun/warm.json" ]]; then  # repeatability
         python3 benchmarks/compare_runs.py "$out/realrun/cold.json" "$out/realrun/warm.json" \
-            --set "$(basename "$real")"
+            --set "$(basename "${real#builtin:}")"
     fi
 fi
 

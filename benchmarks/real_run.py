@@ -26,6 +26,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -44,6 +45,55 @@ def covered(intervals: list[tuple[float, float]]) -> float:
     return total
 
 
+class CoreSampler:
+    """The host's busy and total CPU time (/proc/stat's first line), sampled twice a second."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, int, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> CoreSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+            except (OSError, ValueError):
+                return
+            idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+            self.samples.append((time.time(), sum(fields) - idle, sum(fields)))
+            self._stop.wait(0.5)
+
+    def busy(self, start: float, end: float) -> float | None:
+        """The fraction of the cores busy between two times, or None without two samples."""
+        inside = [s for s in self.samples if start <= s[0] <= end]
+        if len(inside) < 2 or inside[-1][2] == inside[0][2]:
+            return None
+        return (inside[-1][1] - inside[0][1]) / (inside[-1][2] - inside[0][2])
+
+
+def build_lines(builds: list[dict], cores: CoreSampler | None) -> list[str]:
+    """Where the builds' seconds went, and the cores' use while builds were queued."""
+    ran = [b for b in builds if b.get("phases")]
+    lines = []
+    if ran:
+        lines.append("build phases (median / p90 / total): " + spread(ran, "phases"))
+    starts = sorted(b["span"][0] for b in builds if b.get("span"))
+    if cores is not None and len(starts) > 1:
+        busy = cores.busy(starts[0], starts[-1])
+        if busy is not None:
+            lines.append(f"cores busy while builds were queued ({starts[-1] - starts[0]:.0f} s, "
+                         f"from the first build's start to the last's): {busy:.0%}")
+    return lines
+
+
 def spread(records: list[dict], field: str) -> str:
     """'name median/p90/total, ...' over the records, for each key of a field of seconds."""
     seconds: dict[str, list[float]] = {}
@@ -54,7 +104,8 @@ def spread(records: list[dict], field: str) -> str:
                      f"/{sum(v):.0f}" for name, v in sorted(seconds.items()))
 
 
-def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
+def summarize(name: str, report: Path, started: float, wall_s: float,
+              cores: CoreSampler | None = None) -> None:
     if not report.exists():
         print(f"{name}: no report")
         return
@@ -67,6 +118,8 @@ def summarize(name: str, report: Path, started: float, wall_s: float) -> None:
         seconds = [b.get("seconds") or 0 for b in builds]
         print(f"  builds: {dict(Counter(b['status'] for b in builds))}, summed "
               f"{sum(seconds):.0f} s, longest {max(seconds):.0f} s")
+        for line in build_lines(builds, cores):
+            print("  " + line)
     print("  seconds per candidate (median / p90 / total): " + spread(records, "harness_s"))
     if any(r.get("load_phases") for r in records):
         print("  load, in the worker (median / p90 / total): " + spread(records, "load_phases"))
@@ -150,14 +203,14 @@ def run(name: str, out: Path, args: argparse.Namespace, extra: list[str], limit:
                f"--kb-candidates={args.candidates}", f"--kb-build-cache={args.build_cache}",
                f"--kb-report={report}", *extra]
     started = time.time()
-    with open(out / f"{name}.log", "w") as log:
+    with open(out / f"{name}.log", "w") as log, CoreSampler() as cores:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         try:
             process.wait(timeout=limit)
         except subprocess.TimeoutExpired:
             process.send_signal(signal.SIGINT)  # pytest writes its report on the way out
             process.wait()
-    summarize(name, report, started, time.time() - started)
+    summarize(name, report, started, time.time() - started, cores)
 
 
 def main() -> int:
