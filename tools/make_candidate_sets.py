@@ -1,6 +1,7 @@
 """Write the candidate sets generated from the problems (`reference`, `torch_compile`,
-`cuda_epilogue`) into a folder, to read or edit them. A run needs no files: `--kb-candidates=builtin:reference` makes
-the set from the run's problems (pytest_kernelbench/suite/generated.py says what each holds).
+`cuda_epilogue`) into a folder, to read or edit them. A run needs no files:
+`--kb-candidates=builtin:reference` makes the set from the run's problems
+(pytest_kernelbench/suite/generated.py says what each holds).
 
     python tools/make_candidate_sets.py OUT_DIR [--problems DIR]   -> OUT_DIR/reference, ...
 """
