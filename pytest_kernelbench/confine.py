@@ -153,11 +153,12 @@ def python_read_roots() -> list[str]:
 
 
 def policy_for(candidate: Path | None, problem: Path | None, scratch: Path,
-               build_folder: Path | None, protected: list[Path], network: bool = False) -> Policy:
-    """The policy of a process that runs one candidate: read the system, Python and its own two
-    files; write its scratch and build folders."""
+               build_folder: Path | None, protected: list[Path], network: bool = False,
+               reads: tuple[Path, ...] = ()) -> Policy:
+    """The policy of a process that runs one candidate: read the system, Python, its own two
+    files and `reads`; write its scratch and build folders."""
     guarded = tuple(str(path.resolve()) for path in protected)
-    own = [str(path.resolve()) for path in (candidate, problem) if path is not None]
+    own = [str(path.resolve()) for path in (candidate, problem, *reads) if path is not None]
     writes = [str(scratch.resolve())]
     if build_folder is not None:
         build_folder.mkdir(parents=True, exist_ok=True)

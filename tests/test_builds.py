@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from pytest_kernelbench.building import builds
+from pytest_kernelbench.building import builds, pch
 from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
 
 
@@ -183,11 +183,19 @@ def test_only_a_compiler_failure_is_recorded_as_the_source_s_failed_build(tmp_pa
     assert builds.failure(folder) == "main.cpp:6:22: error: expected ';'"
 
 
-def test_on_a_cuda_run_a_build_gated_on_a_gpu_happens_in_the_build_process(tmp_path):
+def cuda_build_env(folder, torch_headers) -> dict:
+    """A CUDA run's build process environment, with the session's precompiled torch header."""
+    import os
+
+    torch_headers.folder()
+    return {**os.environ, **builds.build_env(folder, "9.0"), "CUDA_VISIBLE_DEVICES": "",
+            pch.ROOT_ENV: str(torch_headers.root)}
+
+
+def test_on_a_cuda_run_a_build_gated_on_a_gpu_happens_in_the_build_process(tmp_path, torch_headers):
     """Generated code often builds only `if torch.cuda.is_available()`, or only on a capability
     check; the build process of a CUDA run (no GPU visible) lets it believe in the GPU it builds
     for, so the build is done ahead."""
-    import os
     import subprocess
     import sys
 
@@ -208,7 +216,7 @@ def test_on_a_cuda_run_a_build_gated_on_a_gpu_happens_in_the_build_process(tmp_p
     problem.write_text("import torch\nclass Model(torch.nn.Module):\n    pass\n"
                        "def get_inputs():\n    return [torch.randn(4)]\n"
                        "def get_init_inputs():\n    return []\n")
-    env = {**os.environ, **builds.build_env(tmp_path / "ext", "9.0"), "CUDA_VISIBLE_DEVICES": ""}
+    env = cuda_build_env(tmp_path / "ext", torch_headers)
     done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.building.builds", str(candidate),
                            str(problem)], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
@@ -232,8 +240,7 @@ def _first_call_files(tmp_path, forward: str):
     return candidate, problem
 
 
-def test_a_build_at_the_first_call_happens_in_the_build_process_and_nothing_after_it(tmp_path):
-    import os
+def test_a_build_at_the_first_call_happens_in_the_build_process_and_nothing_after_it(tmp_path, torch_headers):
     import subprocess
     import sys
 
@@ -244,7 +251,7 @@ def test_a_build_at_the_first_call_happens_in_the_build_process_and_nothing_afte
         "        ext = load_inline(name='kb_first', cpp_sources=SRC, functions=['twice'])\n"
         f"        Path({str(tmp_path / 'after')!r}).write_text('ran')\n"
         "        return ext.twice(x)\n"))
-    env = {**os.environ, **builds.build_env(tmp_path / "ext", "9.0"), "CUDA_VISIBLE_DEVICES": ""}
+    env = cuda_build_env(tmp_path / "ext", torch_headers)
     done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.building.builds", str(candidate),
                            str(problem)], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
@@ -252,8 +259,7 @@ def test_a_build_at_the_first_call_happens_in_the_build_process_and_nothing_afte
     assert not (tmp_path / "after").exists()  # the call stopped once the build was over
 
 
-def test_a_first_call_that_makes_its_output_on_the_gpu_before_building_builds_ahead(tmp_path):
-    import os
+def test_a_first_call_that_makes_its_output_on_the_gpu_before_building_builds_ahead(tmp_path, torch_headers):
     import subprocess
     import sys
 
@@ -266,7 +272,7 @@ def test_a_first_call_that_makes_its_output_on_the_gpu_before_building_builds_ah
         "            x = x.cuda().to('cuda', non_blocking=True)\n"
         "        ext = load_inline(name='kb_made_first', cpp_sources=SRC, functions=['twice'])\n"
         "        return out.copy_(ext.twice(x))\n"))
-    env = {**os.environ, **builds.build_env(tmp_path / "ext", "9.0"), "CUDA_VISIBLE_DEVICES": ""}
+    env = cuda_build_env(tmp_path / "ext", torch_headers)
     done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.building.builds", str(candidate),
                            str(problem)], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr

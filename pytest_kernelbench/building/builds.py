@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_kernelbench import confine, faults, precision
-from pytest_kernelbench.building import gpu_stand_ins
+from pytest_kernelbench.building import gpu_stand_ins, pch
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.suite import loading
 from pytest_kernelbench.suite.discovery import Case
@@ -55,6 +55,7 @@ LOCK_FILE = ".kb-lock"
 # that extension waits for it to go, forever.
 TORCH_BATON = "lock"
 LOG_FILE = "build.log"
+HEADERS_FOLDER = "pch"  # beneath the cache root: precompiled torch headers (pch.py)
 POLL_S = 0.1
 BUILD_NICENESS = 10
 FIRST_CALL_S = 20.0  # a first call on the CPU that reaches no build in this time builds nothing
@@ -227,15 +228,20 @@ class BuildPool:
     to the front of the queue (started at once, even past `jobs`) and returns when it is
     done, so the GPU work of one case starts while the others still compile. Builds run at
     a lower priority (nice) than the processes that time candidates. With `protected`
-    (folders a build may not read), each build process is confined.
+    (folders a build may not read), each build process is confined. With `headers` (a folder),
+    the precompiled torch headers that several builds share are made there first (pch.py),
+    beside the first builds, and each build process may read them.
     """
 
     def __init__(self, builds: list[Build], arch: str, jobs: int, timeout_s: float,
                  on_done: Callable[[Build, int, int, float], None] = lambda *a: None,
-                 protected: tuple[Path, ...] | None = None, compilers: int | None = None):
+                 protected: tuple[Path, ...] | None = None, compilers: int | None = None,
+                 headers: Path | None = None):
         self.arch, self.jobs, self.timeout_s = arch, max(jobs, 1), timeout_s
         self.compilers = compilers or compiler_jobs(self.jobs, 1)  # MAX_JOBS of each build
-        self.on_done, self.protected = on_done, protected
+        self.on_done, self.protected, self.headers = on_done, protected, headers
+        if headers is not None:
+            headers.mkdir(parents=True, exist_ok=True)  # a confined build's read rule needs it
         self._by_folder = {build.folder: build for build in builds}
         self._queue = [build for build in builds if build.status == "pending"]
         self._urgent: set[Path] = set()
@@ -285,18 +291,24 @@ class BuildPool:
         started_at = time.perf_counter()
         running: list[tuple[Build, subprocess.Popen, object, float]] = []
         paused_at: float | None = None  # while a timing runs on this host, builds are stopped
+        headers = pch.Headers.for_sources(
+            self.headers, [b.candidate.read_text(errors="replace") for b in self._queue]) \
+            if self.headers is not None and self._queue else pch.Headers(Path(), [])
         while True:
             with self._changed:
+                compiling = headers.poll(stop=self._stopping)
                 if self._stopping:
                     self._queue.clear()
-                    _signal_builds(running, signal.SIGKILL)
+                    _signal([p for _, p, _, _ in running], signal.SIGKILL)
                 # none starts while a timing runs: one that began before this pool's
                 # announcement did not pause for compilers
                 while paused_at is None and self._queue and (
-                        len(running) < self.jobs or self._queue[0].folder in self._urgent) \
+                        len(running) + compiling < self.jobs
+                        or self._queue[0].folder in self._urgent) \
                         and not devices.timing_in_progress():
                     build = self._queue.pop(0)
-                    started = _start(build, self.arch, self.protected, self.compilers)
+                    started = _start(build, self.arch, self.protected, self.compilers,
+                                     self.headers)
                     if started is None:
                         if build.status == "pending":
                             build.status = "elsewhere"
@@ -305,7 +317,7 @@ class BuildPool:
                         build.status = "running"
                         build.phases["queued_s"] = time.perf_counter() - started_at
                         running.append((build, *started, time.perf_counter()))
-                if not self._queue and not running:
+                if not self._queue and not running and not compiling:
                     if self._announced is not None:
                         self._announced.close()
                         self._announced = None
@@ -313,32 +325,36 @@ class BuildPool:
                     return
             time.sleep(devices.QUIET_POLL_S)
             timing = not self._stopping and devices.timing_in_progress()
-            if timing and paused_at is None and running:
+            processes = [p for _, p, _, _ in running] + headers.processes()
+            if timing and paused_at is None and processes:
                 paused_at = time.perf_counter()
-                _signal_builds(running, signal.SIGSTOP)
-            elif paused_at is not None and (not timing or not running):
-                _signal_builds(running, signal.SIGCONT)
+                _signal(processes, signal.SIGSTOP)
+            elif paused_at is not None and (not timing or not processes):
+                _signal(processes, signal.SIGCONT)
                 paused = time.perf_counter() - paused_at  # not counted against the timeout
                 running = [(b, p, lock, began + paused) for b, p, lock, began in running]
                 paused_at = None
-            if paused_at is not None:
+            if paused_at is None:
+                running = self._reap(running, started_at)
+
+    def _reap(self, running: list, started_at: float) -> list:
+        """Finish the builds whose process ended or ran out of time; the running others."""
+        still = []
+        for build, process, lock, began in running:
+            overdue = time.perf_counter() - began > self.timeout_s
+            if process.poll() is None and not overdue:
+                still.append((build, process, lock, began))
                 continue
-            still = []
-            for build, process, lock, began in running:
-                overdue = time.perf_counter() - began > self.timeout_s
-                if process.poll() is None and not overdue:
-                    still.append((build, process, lock, began))
-                    continue
-                if overdue and process.poll() is None:
-                    _signal_builds([(build, process, lock, began)], signal.SIGKILL)
-                    process.wait()
-                build.seconds = time.perf_counter() - began
-                build.span = (time.time() - build.seconds, time.time())
-                finish(build, process.returncode, overdue, self.timeout_s)
-                lock.close()  # type: ignore[attr-defined]
-                with self._changed:
-                    self._finished(build, started_at)
-            running = still
+            if overdue and process.poll() is None:
+                _signal([process], signal.SIGKILL)
+                process.wait()
+            build.seconds = time.perf_counter() - began
+            build.span = (time.time() - build.seconds, time.time())
+            finish(build, process.returncode, overdue, self.timeout_s)
+            lock.close()  # type: ignore[attr-defined]
+            with self._changed:
+                self._finished(build, started_at)
+        return still
 
     def _finished(self, build: Build, started_at: float) -> None:
         self._done += 1
@@ -346,10 +362,10 @@ class BuildPool:
         self._changed.notify_all()
 
 
-def _signal_builds(running: list, signum: int) -> None:
-    """Signal each running build's process group: its Python process and the compilers it
-    started."""
-    for _, process, _, _ in running:
+def _signal(processes: list[subprocess.Popen], signum: int) -> None:
+    """Signal each build's (or header compile's) process group: its Python process and the
+    compilers it started."""
+    for process in processes:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signum)
 
@@ -395,7 +411,8 @@ def clear_stale_batons(folder: Path) -> list[Path]:
     return stale
 
 
-def _start(build: Build, arch: str, protected: tuple[Path, ...] | None, compilers: int):
+def _start(build: Build, arch: str, protected: tuple[Path, ...] | None, compilers: int,
+           headers: Path | None = None):
     build.folder.mkdir(parents=True, exist_ok=True)
     lock = open(build.folder / LOCK_FILE, "a+")
     try:
@@ -409,11 +426,14 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None, compiler
     clear_stale_batons(build.folder)
     env = {**os.environ, **build_env(build.folder, arch), "CUDA_VISIBLE_DEVICES": "",
            "MAX_JOBS": str(compilers)}
+    if headers is not None:
+        env[pch.ROOT_ENV] = str(headers)
     if protected is not None:
         scratch = build.folder / "scratch"  # removed with what it holds once the build ends
         scratch.mkdir(exist_ok=True)
-        env[confine.ENV_VAR] = confine.policy_for(build.candidate, build.problem, scratch,
-                                                  build.folder, list(protected)).to_json()
+        env[confine.ENV_VAR] = confine.policy_for(
+            build.candidate, build.problem, scratch, build.folder, list(protected),
+            reads=(headers,) if headers is not None else ()).to_json()
     command = [sys.executable, "-m", "pytest_kernelbench.building.builds", str(build.candidate)]
     if build.problem is not None:
         command.append(str(build.problem))
@@ -617,6 +637,20 @@ def echo_build_errors() -> None:
     cpp_extension._run_ninja_build = echoing
 
 
+def use_precompiled_headers() -> None:
+    """Let each extension build of this process find the precompiled torch header the harness
+    made for its compile command, if any (pch.py). (Wraps torch's private ninja runner.)"""
+    import torch.utils.cpp_extension as cpp_extension
+
+    run = cpp_extension._run_ninja_build
+
+    def with_headers(build_directory, *args, **kwargs):
+        with pch.on_cpath(pch.for_build(build_directory)):
+            return run(build_directory, *args, **kwargs)
+
+    cpp_extension._run_ninja_build = with_headers
+
+
 def replay_failure(folder: Path) -> None:
     """Make a build of this folder fail at once with its recorded compiler lines, when the same
     source failed to build with the same toolchain before: attempted once, not in every item
@@ -719,6 +753,7 @@ def main(argv: list[str]) -> int:
         applied = confine.enter(confine.Policy.from_json(policy))
         print(f"confinement: {applied.describe()}", file=sys.stderr)
     echo_build_errors()
+    use_precompiled_headers()
     cuda_run = bool(os.environ.get("TORCH_CUDA_ARCH_LIST"))  # set for CUDA runs only
     if cuda_run:
         gpu_stand_ins.pretend_cuda()

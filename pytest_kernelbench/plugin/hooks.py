@@ -472,10 +472,12 @@ def prebuild(config: pytest.Config, settings: Settings, device: str,
             f"kernelbench: {len(planned)} extension(s): {pending} to build, "
             f"{len(planned) - pending - failed_before} cached, {failed_before} failed before, "
             f"{jobs} at a time while the items run")
-    protected = (*settings.candidate_dirs, settings.build_cache or builds.default_cache_root())
+    cache_root = settings.build_cache or builds.default_cache_root()
+    protected = (*settings.candidate_dirs, cache_root)
     pool = builds.BuildPool(planned, arch, jobs, settings.build_timeout_s, on_done,
                             protected if settings.confine != "off" else None,
-                            builds.compiler_jobs(jobs, xdist_worker_count(config))).start()
+                            builds.compiler_jobs(jobs, xdist_worker_count(config)),
+                            headers=cache_root / builds.HEADERS_FOLDER).start()
     return planned, pool
 
 
