@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="interrupt names eval hostile audit launch contexts starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
+# Usage: [KB_SECTIONS="interrupt names eval buildhelp hostile audit launch contexts starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_ATTRIBUTION_SETS="attribution stream-order ..." (our sets the attribution section reads)]
@@ -397,6 +397,14 @@ if [[ " $sections " == *" builds "* ]]; then
         --kb-timing=graph --kb-p=0 --kb-report="$out/graph-fallback.json" >"$out/graph-fallback.log" 2>&1
     tail -n 1 "$out/graph-fallback.log"
     python3 -c "import json, sys; [print(r['sample'], r['status'], r.get('timing'), r.get('flags')) for r in json.load(open(sys.argv[1]))['results']]" "$out/graph-fallback.json"
+fi
+
+if [[ " $sections " == *" buildhelp "* ]]; then
+    # Per build, one at a time: plain load_inline against the harness's build process (with
+    # its precompiled torch header), and the same functions, kernels and outputs from both.
+    echo "== build help: ${KB_BUILD_COUNT:-2} generated cuda_epilogue candidates${KB_BUILD_HELP_ARGS:+, $KB_BUILD_HELP_ARGS}"
+    python3 benchmarks/build_help.py "$out/buildhelp" --count "${KB_BUILD_COUNT:-2}" \
+        ${KB_BUILD_HELP_ARGS:-} 2>&1 | tee "$out/buildhelp.log"
 fi
 
 if [[ " $sections " == *" hostile "* ]]; then
