@@ -72,6 +72,7 @@ class Record(TypedDict, total=False):
     baseline_stats: dict[str, Any] | None
     candidate_stats: dict[str, Any] | None
     speedup_interval: list[float | None] | None
+    speedup_margin: float | None  # how far above p the speedup must read to count (timing.margin)
     baseline_wall_time: float | None
     candidate_wall_time: float | None
     speed_of_light: dict[str, Any] | None

@@ -3,12 +3,14 @@ stand-in contexts (no worker, no GPU)."""
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import pytest
 
 from pytest_kernelbench import faults, record
 from pytest_kernelbench.judge import attribute_stage
+from pytest_kernelbench.reporting import scoring
 
 
 def fresh() -> record.Record:
@@ -47,6 +49,25 @@ def test_a_speedup_below_p_within_the_timings_noise_is_not_shown_slower():
     assert outcome.status == faults.SLOWER and outcome.skipped
     assert outcome.message.startswith(attribute_stage.INCONCLUSIVE)
     assert any(flag.startswith(attribute_stage.INCONCLUSIVE) for flag in made["flags"])
+
+
+@pytest.mark.parametrize(("speedup", "interval", "device", "status"), [
+    (1.05, [0.0, math.inf], "cpu", faults.INCONCLUSIVE),  # no interval, within the CPU's 7%
+    (1.10, [0.0, math.inf], "cpu", faults.PASSED),  # no interval, beyond it
+    (1.05, [0.0, math.inf], "cuda", faults.PASSED),  # beyond the GPU's 3%
+    (1.01, [1.005, 1.015], "cpu", faults.PASSED),  # an interval: the point estimate counts
+    (1.20, None, "cpu", faults.INCONCLUSIVE),  # the harness's clock set it: within 25%
+])
+def test_a_speedup_above_p_passes_only_where_its_timing_can_tell(speedup, interval, device,
+                                                                 status):
+    made = timed_record(speedup)
+    made.update({"speedup_interval": interval, "correct": True})
+    outcome = attribute_stage.speed_verdict(context(device), made, speedup, [])
+    assert outcome.status == made["status"] == status if status != faults.PASSED \
+        else outcome.passed
+    assert outcome.skipped is (status == faults.INCONCLUSIVE)
+    assert scoring.is_fast(made, 1.0) is (status == faults.PASSED)  # fast_p agrees
+    assert scoring.is_fast(made, 0.0)  # it is still correct and timed: fast_0 counts it
 
 
 def test_a_record_the_harness_clock_left_without_a_speedup_is_inconclusive():

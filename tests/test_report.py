@@ -20,3 +20,12 @@ def test_feedback_on_a_time_the_harness_could_not_settle_says_it_is_correct():
     text = feedback.render({"problem": "level1/19_ReLU", "candidate_set": "mine", "sample": "s0",
                             "status": "inconclusive", "flags": []})
     assert "correct; no speedup" in text and "failed" not in text
+
+
+def test_feedback_on_a_speedup_too_close_to_p_says_it_is_correct_and_undecided():
+    from pytest_kernelbench.reporting import feedback
+
+    text = feedback.render({"problem": "level1/19_ReLU", "candidate_set": "mine", "sample": "s0",
+                            "status": "inconclusive", "flags": [], "speedup": 1.04, "p": 1.0})
+    assert "correct; speedup 1.040x" in text and "too close to p = 1" in text
+    assert "failed" not in text

@@ -28,6 +28,13 @@ def test_fast_p_counts_correct_and_strictly_faster_over_all_problems(p, expected
     assert scoring.fast_p(RECORDS, p) == pytest.approx(expected)
 
 
+def test_a_speedup_counts_above_p_only_by_its_margin_where_it_has_one():
+    noisy = {**record(1, speedup=1.05), "speedup_margin": 0.07}  # no interval on a CPU
+    assert scoring.fast_p([noisy], 1.0) == 0.0 and scoring.fast_p([noisy], 0.9) == 1.0
+    assert scoring.fast_p([{**noisy, "speedup_margin": 0.0}], 1.0) == 1.0
+    assert scoring.fast_p([{**noisy, "speedup_margin": None}], 1.0) == 1.0  # older reports
+
+
 def test_an_incorrect_sample_never_counts_however_fast():
     assert scoring.fast_p([record(1, correct=False, speedup=50.0)], 0.0) == 0.0
 

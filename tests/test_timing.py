@@ -42,6 +42,16 @@ def _counting_turn(seconds: float, calls: list) -> timing.Turn:
     return timing.Turn(run=run)
 
 
+@pytest.mark.parametrize("interval, device, expected", [
+    ([0.9, 1.1], "cpu", 0.0), ([0.0, math.inf], "cpu", 0.07), ([0.0, None], "cuda:1", 0.03),
+    (None, "cuda", 0.25)])
+def test_a_speedup_without_an_interval_must_clear_p_by_the_same_margin_as_below_it(
+        interval, device, expected):
+    assert timing.margin(interval, device) == pytest.approx(expected)
+    assert timing.clears(1.0 + expected + 1e-9, 1.0, expected)
+    assert not timing.clears(1.0 + expected, 1.0, expected)
+
+
 @pytest.mark.parametrize("ratio, interval, p, device, shown", [
     (0.80, [0.75, 0.85], 1.0, "cpu", True),  # clear of p and of the CPU's resolution
     (0.95, [0.94, 0.96], 1.0, "cpu", False),  # clear of p, within the CPU's run-to-run 7%

@@ -112,6 +112,22 @@ def below(ratio: float, interval: Sequence[float | None] | None, p: float, devic
     return high <= p and ratio < p * (1 - RESOLUTION[device.split(":")[0]])
 
 
+def margin(interval: Sequence[float | None] | None, device: str) -> float:
+    """How far above p a speedup must read to count as above it: nothing where its timing has
+    a 95% interval (the point estimate counts, as KernelBench's fast_p counts it); the device's
+    run-to-run RESOLUTION where too few timed calls gave none; BURST_SPREAD where the harness's
+    clock set it (None). below() asks the same of a speedup under p."""
+    if interval is None:
+        return BURST_SPREAD - 1
+    high = interval[1] if interval[1] is not None else math.inf
+    return RESOLUTION[device.split(":")[0]] if not math.isfinite(high) else 0.0
+
+
+def clears(speedup: float, p: float, margin_fraction: float) -> bool:
+    """Whether a speedup counts as above p, given its margin()."""
+    return speedup > p * (1 + margin_fraction)
+
+
 def resolution_words(ratio: float, interval: Sequence[float | None] | None, p: float,
                      device: str) -> str:
     """Why below() could not decide, for the item's message."""

@@ -117,13 +117,21 @@ def speed_verdict(ctx: StageContext, record: Record, ratio: float,
         record["status"] = faults.TORCH_ONLY
         return Outcome(faults.TORCH_ONLY, "no kernel of the candidate's own ran "
                        "(--kb-require-kernel): it only called PyTorch", record=record)
-    if ratio > p:
-        return Outcome(faults.PASSED, record=record, candidate_samples_s=candidate_samples)
-    record["status"] = faults.SLOWER  # correct, but not faster than p: what fast_p counts
-    message = (f"speedup {ratio:.3f} is not above p={p:g} (baseline "
-               f"{(record['baseline_time'] or 0) * 1e6:.1f} us, candidate "
-               f"{(record['candidate_time'] or 0) * 1e6:.1f} us)")
     interval = record.get("speedup_interval")
+    record["speedup_margin"] = margin = timing.margin(interval, ctx.device)
+    times = (f"baseline {(record['baseline_time'] or 0) * 1e6:.1f} us, candidate "
+             f"{(record['candidate_time'] or 0) * 1e6:.1f} us")
+    if timing.clears(ratio, p, margin):
+        return Outcome(faults.PASSED, record=record, candidate_samples_s=candidate_samples)
+    if ratio > p:  # above p, but by less than such a timing can tell: no verdict either way
+        record["status"] = faults.INCONCLUSIVE
+        why = timing.resolution_words(ratio, interval, p, ctx.device)
+        add_flag(record, f"{INCONCLUSIVE}: not shown to be above p={p:g}: {why}")
+        return Outcome(faults.INCONCLUSIVE, f"{INCONCLUSIVE}: speedup {ratio:.3f} is not shown "
+                       f"to be above p={p:g} ({times}); {why}", skipped=True, record=record,
+                       candidate_samples_s=candidate_samples)
+    record["status"] = faults.SLOWER  # correct, but not faster than p: what fast_p counts
+    message = f"speedup {ratio:.3f} is not above p={p:g} ({times})"
     if timing.below(ratio, interval, p, ctx.device):
         return Outcome(faults.SLOWER, message, record=record,
                        candidate_samples_s=candidate_samples)

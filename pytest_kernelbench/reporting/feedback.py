@@ -65,6 +65,10 @@ def render(info: dict[str, Any]) -> str:
             eager = info["baseline_speed_of_light_fraction"]
             lines.append(f"{info['speed_of_light_fraction']:.1%} of this device's speed of light"
                          + (f" (eager: {eager:.1%})" if eager is not None else ""))
+    elif info["status"] == "inconclusive" and info.get("speedup") is not None:
+        lines.append(f"correct; speedup {info['speedup']:.3f}x over eager, too close to p = "
+                     f"{info['p']:g} for this timing to tell; time it longer (more timed "
+                     f"calls) or on a quieter host to decide")
     elif info["status"] == "inconclusive":
         lines.append("correct; no speedup: the harness's own clock could neither confirm nor "
                      "refute the reported time (a busy host); time it again on a quieter one")

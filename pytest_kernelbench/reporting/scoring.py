@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from pytest_kernelbench.gpu import timing
 from pytest_kernelbench.record import Record
 
 
@@ -69,9 +70,11 @@ def shared_ks(records: Iterable[Record]) -> list[int]:
 
 
 def is_fast(record: Record, p: float) -> bool:
-    """KernelBench's criterion: correct and strictly faster than p times the baseline."""
+    """KernelBench's criterion: correct and strictly faster than p times the baseline; a speedup
+    whose timing had no interval must clear p by its margin (timing.margin) to count."""
     speedup = record.get("speedup")
-    return bool(record.get("correct")) and speedup is not None and speedup > p
+    return bool(record.get("correct")) and speedup is not None and \
+        timing.clears(speedup, p, record.get("speedup_margin") or 0.0)
 
 
 def fast_p(records: Iterable[Record], p: float, problems: int | None = None) -> float:
