@@ -2,11 +2,12 @@
 whether both give the same extension.
 
     python benchmarks/build_help.py OUTDIR [--problems DIR] [--count 3] [--candidates FILE...]
-                                    [--threads]
+                                    [--threads] [--device cuda|cpu]
 
 Candidates: the first `count` of the generated cuda_epilogue set (every problem's Model, then a
-load_inline CUDA kernel), or the files named with --candidates (their problems found by the
-upstream file name `level_<L>_problem_<P>_...` in --problems). For each, one at a time on an
+load_inline CUDA kernel), or the files named with --candidates (their problems found in
+--problems by the upstream file name `level_<L>_problem_<P>_...` or a `level<L>/<P>_...` path).
+With --device cpu (C++ extensions only), the outputs are the CPU's. For each, one at a time on an
 otherwise idle host:
   - plain: a fresh process imports the candidate (plain load_inline; ninja runs as many jobs
     as it likes);
@@ -34,10 +35,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from build_bench import timed  # noqa: E402  (this folder, first on sys.path)
+
 from pytest_kernelbench.building import pch  # noqa: E402
 from pytest_kernelbench.suite import generated  # noqa: E402
 
-UPSTREAM_NAME = re.compile(r"level_(\d+)_problem_(\d+)_")
+UPSTREAM_NAME = re.compile(r"level_(\d+)_problem_(\d+)_|level(\d+)/(\d+)_")
 
 
 def candidates(args) -> list[tuple[Path, Path]]:
@@ -49,18 +52,12 @@ def candidates(args) -> list[tuple[Path, Path]]:
         return [(folder / p.relative_to(args.problems), p) for p in chosen]
     pairs = []
     for path in args.candidates:
-        level, number = UPSTREAM_NAME.search(path.name).groups()  # type: ignore[union-attr]
+        found = UPSTREAM_NAME.search(path.resolve().as_posix())
+        level, number = [g for g in found.groups() if g is not None]  # type: ignore[union-attr]
         problem = next(p for p in problems if p.parent.name == f"level{level}"
                        and p.name.split("_")[0] == number)
         pairs.append((path.resolve(), problem))
     return pairs
-
-
-def run(command: list[str], env: dict, log: Path) -> float:
-    started = time.perf_counter()
-    with open(log, "w") as out:
-        subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, check=False)
-    return time.perf_counter() - started
 
 
 def ninja_steps(folder: Path) -> str:
@@ -82,7 +79,7 @@ def sass(path: Path) -> str:
 
 
 def same_objects(plain: Path, helped: Path) -> str:
-    cxx = [a.read_bytes() == b.read_bytes()
+    cxx = [a.read_bytes() == b.read_bytes()  # gcc's output is reproducible
            for a, b in zip(sorted(plain.rglob("main.o")), sorted(helped.rglob("main.o")))]
     cuda = [sass(a) == sass(b) and bool(sass(a).strip())
             for a, b in zip(sorted(plain.rglob("*.cuda.o")), sorted(helped.rglob("*.cuda.o")))]
@@ -90,7 +87,8 @@ def same_objects(plain: Path, helped: Path) -> str:
             f"CUDA kernels' SASS equal {sum(cuda)}/{len(cuda)}")
 
 
-def outputs(candidate: Path, problem: Path, folder: Path, out: Path, base: dict) -> dict:
+def outputs(candidate: Path, problem: Path, folder: Path, out: Path, base: dict,
+            device: str) -> dict:
     """Load the candidate from one build folder in a fresh process; its modules' functions and
     its model's output on one seeded draw."""
     code = f"""
@@ -102,11 +100,12 @@ folder = Path({str(folder)!r})
 module = loading.import_file(Path({str(candidate)!r}), "kb_check")
 problem = loading.import_file(Path({str(problem)!r}), "kb_problem")
 numerics = precision.EXACT_FP32
-model = loading.build_model(module.ModelNew, loading.make_init_args(problem, 0, "cuda"), 0, "cuda",
+device = {device!r}
+model = loading.build_model(module.ModelNew, loading.make_init_args(problem, 0, device), 0, device,
                             "eval", numerics)
 with torch.no_grad():
-    result = model(*loading.make_inputs(problem, 0, "cuda", numerics))
-torch.cuda.synchronize()
+    result = model(*loading.make_inputs(problem, 0, device, numerics))
+loading.synchronize(device)
 values = result if isinstance(result, (tuple, list)) else [result]
 torch.save([v.detach().cpu() if isinstance(v, torch.Tensor) else v for v in values],
            {str(out)!r})
@@ -152,6 +151,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--count", type=int, default=3)
     parser.add_argument("--candidates", type=Path, nargs="*")
     parser.add_argument("--threads", action="store_true")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     args = parser.parse_args(argv)
     args.out = args.out.resolve()
     shutil.rmtree(args.out, ignore_errors=True)
@@ -172,7 +172,7 @@ def main(argv: list[str]) -> int:
             command = [sys.executable, "-c", f"import runpy; runpy.run_path({str(candidate)!r})"] \
                 if name == "plain" else \
                 [sys.executable, "-m", "pytest_kernelbench.building.builds", str(candidate)]
-            seconds[name] = run(command, env, args.out / f"{name}-{index}.log")
+            seconds[name] = timed(command, env, args.out / f"{name}-{index}.log")
             print(f"{candidate.name} {name}: {seconds[name]:.1f} s ({ninja_steps(folder)})",
                   flush=True)
         ratio = " ".join(f"{n} {seconds['plain'] / s:.2f}x" for n, s in seconds.items() if n != "plain")
@@ -180,7 +180,8 @@ def main(argv: list[str]) -> int:
         plain, helped = args.out / "plain" / str(index), args.out / "helped" / str(index)
         print(f"{candidate.name}: {same_objects(plain, helped)}", flush=True)
         found = {name: outputs(candidate, problem, args.out / name / str(index),
-                               args.out / f"{name}-{index}.pt", base) for name in ("plain", "helped")}
+                               args.out / f"{name}-{index}.pt", base, args.device)
+                 for name in ("plain", "helped")}
         equal = found["plain"]["functions"] is not None and \
             found["plain"]["functions"] == found["helped"]["functions"] and \
             bitwise_equal(args.out / f"plain-{index}.pt", args.out / f"helped-{index}.pt")
