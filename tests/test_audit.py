@@ -62,7 +62,13 @@ def test_the_starter_problems_pass_the_full_audit_on_cpu(capsys):
 
 
 def test_every_shipped_problem_fits_by_the_meta_device_estimate(capsys):
-    code = audit.main(["--problems", str(ROOT / "problems"), "--max-bytes", "0"])
+    # The recurrent problems (tag rnn) are left out: on the meta device their layers unroll
+    # step by step (about 6 s each); test_problem_suite already runs each of them there against
+    # upstream's shapes, and their inputs and outputs take a few MB.
+    code = audit.main(["--problems", str(ROOT / "problems"), "--max-bytes", "0",
+                       "--skip-tags", "rnn"])
     out = capsys.readouterr().out
-    assert "250 problems audited on cpu, 250 checks, 0 findings" in out, out
+    rnn = len(re.findall(r"tags: \[rnn\b", (ROOT / "problems" / "manifest.yaml").read_text()))
+    assert rnn >= 8
+    assert f"{250 - rnn} problems audited on cpu, {250 - rnn} checks, 0 findings" in out, out
     assert code == 0

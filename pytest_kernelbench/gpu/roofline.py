@@ -19,6 +19,8 @@ from pytest_kernelbench.nested import nbytes
 COPY_BYTES = {"cuda": 1 << 30, "cpu": 1 << 26}
 MATMUL_SIZE = {"cuda": 8192, "cpu": 1024}
 REPEATS = 10
+CPU_MATMUL_PROBE = 256
+CPU_MATMUL_CALL_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def measure_ceilings(device: str, dtype_name: str = "float32") -> Ceilings:
     source = torch.empty(COPY_BYTES[kind] // 4, dtype=torch.float32, device=device)
     target = torch.empty_like(source)
     copy_s = _best_time(lambda: target.copy_(source), device)
-    n = MATMUL_SIZE[kind]
+    n = MATMUL_SIZE[kind] if kind == "cuda" else _cpu_matmul_size(dtype)
     a = torch.randn(n, n, device=device).to(dtype)
     b = torch.randn(n, n, device=device).to(dtype)
     matmul_s = _best_time(lambda: torch.mm(a, b), device)
@@ -93,6 +95,21 @@ def raised(ceilings: Ceilings, cost: Cost, seconds: float) -> Ceilings:
         return ceilings
     return Ceilings(max(ceilings.bytes_per_s, cost.min_bytes / seconds),
                     max(ceilings.flops_per_s, cost.flops / seconds))
+
+
+def _cpu_matmul_size(dtype) -> int:
+    """The CPU's matmul size for dtype: MATMUL_SIZE, or smaller where one call would take over
+    CPU_MATMUL_CALL_S (half precision has no fast kernel on most CPUs: a 1024^3 fp16 product
+    takes seconds there), sized from one call at the smallest size."""
+    import torch
+
+    a = torch.randn(CPU_MATMUL_PROBE, CPU_MATMUL_PROBE).to(dtype)
+    torch.mm(a, a)
+    started = time.perf_counter()
+    torch.mm(a, a)
+    probe_s = max(time.perf_counter() - started, 1e-9)
+    scaled = CPU_MATMUL_PROBE * (CPU_MATMUL_CALL_S / probe_s) ** (1 / 3)
+    return int(min(MATMUL_SIZE["cpu"], max(CPU_MATMUL_PROBE, scaled // 64 * 64)))
 
 
 def _best_time(fn, device: str) -> float:

@@ -245,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
                         "meta-only check (default: 64e6)")
     parser.add_argument("-k", dest="keyword", default="", help="only problems whose key contains this")
     parser.add_argument("--tags", default="", help="only problems with one of these manifest tags")
+    parser.add_argument("--skip-tags", default="", help="leave out problems with one of these tags")
     parser.add_argument("--all", action="store_true", help="show passing checks too")
     parser.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="fp32",
                         help="cast inputs and parameters as --kb-precision does (default: fp32)")
@@ -255,8 +256,13 @@ def main(argv: list[str] | None = None) -> int:
     loading.apply(numerics)
     manifest = load_manifest(args.problems)
     tags = set(filter(None, args.tags.split(",")))
+    skipped = set(filter(None, args.skip_tags.split(",")))
+
+    def tagged(problem: Problem) -> set[str]:
+        return set(manifest.get((problem.level, problem.problem_id), Entry()).tags)
+
     problems = [p for p in find_problems(args.problems, args.level) if args.keyword in p.key
-                and (not tags or tags & set(manifest.get((p.level, p.problem_id), Entry()).tags))]
+                and (not tags or tags & tagged(p)) and not skipped & tagged(p)]
     findings: list[Finding] = []
     for problem in problems:
         entry = manifest.get((problem.level, problem.problem_id))
