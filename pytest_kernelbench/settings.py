@@ -226,9 +226,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--kb-tags", "tags", "only problems carrying one of these manifest tags, e.g. "
            "conv,norm (default: {default}).", "TAG[,TAG]", parse_tags,
            shown=lambda tags: ",".join(tags) or "all"),
-    Option("--kb-p", "p", "speedup threshold: a speed item passes where the speedup is shown "
-           "above P (without an interval, by the device's run-to-run resolution); the summary "
-           "reports fast_P (default: {default}).", "P", parse_p),
+    Option("--kb-p", "p", "speedup threshold: a speed item passes where the timing shows the "
+           "speedup above P (its 95% interval, or without one by 20%); the summary reports "
+           "fast_P (default: {default}).", "P", parse_p),
     Option("--kb-trials", "trials", "correctness trials, each on freshly drawn inputs "
            "(default: {default}).", "N", parse_positive_int),
     Option("--kb-precision", "precision", "fp32, fp16 or bf16: inputs and both models' "

@@ -28,10 +28,11 @@ def test_fast_p_counts_correct_and_strictly_faster_over_all_problems(p, expected
     assert scoring.fast_p(RECORDS, p) == pytest.approx(expected)
 
 
-def test_a_speedup_counts_above_p_only_by_its_margin_where_it_has_one():
-    noisy = {**record(1, speedup=1.05), "speedup_margin": 0.07}  # no interval on a CPU
-    assert scoring.fast_p([noisy], 1.0) == 0.0 and scoring.fast_p([noisy], 0.9) == 1.0
-    assert scoring.fast_p([{**noisy, "speedup_margin": 0.0}], 1.0) == 1.0
+def test_a_speedup_counts_above_p_only_where_its_timing_shows_it():
+    noisy = {**record(1, speedup=1.05), "speedup_margin": 0.2, "speedup_interval": [0, math.inf]}
+    assert scoring.fast_p([noisy], 1.0) == 0.0 and scoring.fast_p([noisy], 0.8) == 1.0
+    timed = {**noisy, "speedup_margin": 0.0, "speedup_interval": [1.02, 1.08]}
+    assert scoring.fast_p([timed], 1.0) == 1.0 and scoring.fast_p([timed], 1.03) == 0.0
     assert scoring.fast_p([{**noisy, "speedup_margin": None}], 1.0) == 1.0  # older reports
 
 

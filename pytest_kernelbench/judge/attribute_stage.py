@@ -118,10 +118,10 @@ def speed_verdict(ctx: StageContext, record: Record, ratio: float,
         return Outcome(faults.TORCH_ONLY, "no kernel of the candidate's own ran "
                        "(--kb-require-kernel): it only called PyTorch", record=record)
     interval = record.get("speedup_interval")
-    record["speedup_margin"] = margin = timing.margin(interval, ctx.device)
+    record["speedup_margin"] = margin = timing.margin(interval)
     times = (f"baseline {(record['baseline_time'] or 0) * 1e6:.1f} us, candidate "
              f"{(record['candidate_time'] or 0) * 1e6:.1f} us")
-    if timing.clears(ratio, p, margin):
+    if timing.above(ratio, interval, p, margin):
         return Outcome(faults.PASSED, record=record, candidate_samples_s=candidate_samples)
     if ratio > p:  # above p, but by less than such a timing can tell: no verdict either way
         record["status"] = faults.INCONCLUSIVE
