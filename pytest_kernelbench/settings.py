@@ -227,7 +227,7 @@ OPTIONS: tuple[Option, ...] = (
            "conv,norm (default: {default}).", "TAG[,TAG]", parse_tags,
            shown=lambda tags: ",".join(tags) or "all"),
     Option("--kb-p", "p", "speedup threshold: a speed item passes where the timing shows the "
-           "speedup above P (its 95% interval, or without one by 20%); the summary reports "
+           "speedup above P (its 95%% interval, or without one by 20%%); the summary reports "
            "fast_P (default: {default}).", "P", parse_p),
     Option("--kb-trials", "trials", "correctness trials, each on freshly drawn inputs "
            "(default: {default}).", "N", parse_positive_int),
