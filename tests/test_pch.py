@@ -148,6 +148,8 @@ def test_a_build_process_finds_the_header_of_its_own_build_file_only(tmp_path, m
     assert pch.for_build(str(build)) == made.parent.parent
     (build / "build.ninja").write_text(NINJA.format(include=include).replace("-O3", "-O1"))
     assert pch.for_build(str(build)) is None
+    (build / "build.ninja").write_text('cxx = c++\ncflags = -DX="unclosed\n')  # shlex fails
+    assert pch.for_build(str(build)) is None  # the build goes on without a header
 
 
 @gcc

@@ -209,7 +209,13 @@ class Headers:
 
     @classmethod
     def for_sources(cls, root: Path, sources: Iterable[str]) -> Headers:
-        return cls(root, planned_commands(sources))
+        """The headers that several of these candidates' builds share, started. A header only
+        saves time: whatever goes wrong in planning one leaves the builds without it."""
+        try:
+            commands = planned_commands(sources)
+        except Exception:  # noqa: BLE001 - e.g. a RecursionError parsing a generated file
+            commands = []
+        return cls(root, commands)
 
     def processes(self) -> list[subprocess.Popen]:
         return [process for process, *_ in self._running]
@@ -255,8 +261,11 @@ def for_build(build_directory: str) -> Path | None:
     ninja = Path(build_directory) / "build.ninja"
     if not root or not ninja.is_file():
         return None
-    command = header_command(ninja.read_text(errors="replace"))
-    return include_folder(Path(root), command) if command else None
+    try:  # a build must never fail for want of a header: without one it parses the text
+        command = header_command(ninja.read_text(errors="replace"))
+        return include_folder(Path(root), command) if command else None
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _called_name(func: ast.expr) -> str:
