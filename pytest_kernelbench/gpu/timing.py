@@ -101,7 +101,7 @@ RESOLUTION = {"cpu": 0.07, "cuda": 0.03}
 # on a busy host can be this far off.
 BURST_SPREAD = 1.25
 # Speedups of identical code timed with too few calls for an interval have read 0.83-1.19 on
-# two CPU cores (the main job) and 0.88-1.16 on an H200 (level-3 models given five rounds):
+# two CPU cores (the main job; on an H200, level-3 models given five rounds read 0.88-1.16):
 # such a speedup counts as above p only beyond this.
 NO_INTERVAL_SPREAD = 0.20
 
