@@ -292,8 +292,8 @@ class BuildPool:
         running: list[tuple[Build, subprocess.Popen, object, float]] = []
         paused_at: float | None = None  # while a timing runs on this host, builds are stopped
         headers = pch.Headers.for_sources(
-            self.headers, [b.candidate.read_text(errors="replace") for b in self._queue]) \
-            if self.headers is not None and self._queue else pch.Headers(Path(), [])
+            self.headers, [b.candidate.read_text(errors="replace") for b in self._queue],
+            BUILD_NICENESS) if self.headers is not None and self._queue else pch.Headers(Path(), [])
         while True:
             with self._changed:
                 compiling = headers.poll(stop=self._stopping)

@@ -149,10 +149,11 @@ def torch_command(extra_cflags: list[str], with_cuda: bool) -> list[str] | None:
         return header_command(Path(path).read_text())
 
 
-def start(root: Path, command: list[str]) -> tuple[subprocess.Popen, Path, object] | None:
+def start(root: Path, command: list[str],
+          niceness: int = 0) -> tuple[subprocess.Popen, Path, object] | None:
     """Start compiling the header for command into a temporary file under root, holding the
-    header's lock: (the compiler, the temporary file, the lock). None where the header is made,
-    failed before, or another process is making it."""
+    header's lock, at this niceness: (the compiler, the temporary file, the lock). None where
+    the header is made, failed before, or another process is making it."""
     folder = root / key(command)
     folder.mkdir(parents=True, exist_ok=True)
     if (folder / PRECOMPILED).is_file() or (folder / FAILED).exists():
@@ -170,6 +171,8 @@ def start(root: Path, command: list[str]) -> tuple[subprocess.Popen, Path, objec
     with open(folder / "pch.log", "wb") as log:
         process = subprocess.Popen([*command, "-o", str(partial)], stdin=subprocess.DEVNULL,
                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, process.pid, niceness)
     return process, partial, lock
 
 
@@ -199,23 +202,23 @@ def finish(partial: Path, returncode: int, lock, header: Path) -> bool:
 class Headers:
     """The precompiled headers a pool of builds has made for it, compiled beside its builds."""
 
-    def __init__(self, root: Path, commands: list[list[str]]):
+    def __init__(self, root: Path, commands: list[list[str]], niceness: int = 0):
         self.root = root
         self._running: list[tuple[subprocess.Popen, Path, object, Path]] = []
         for command in commands:
-            started = start(root, command)
+            started = start(root, command, niceness)
             if started is not None:
                 self._running.append((*started, Path(command[-1])))
 
     @classmethod
-    def for_sources(cls, root: Path, sources: Iterable[str]) -> Headers:
+    def for_sources(cls, root: Path, sources: Iterable[str], niceness: int = 0) -> Headers:
         """The headers that several of these candidates' builds share, started. A header only
         saves time: whatever goes wrong in planning one leaves the builds without it."""
         try:
             commands = planned_commands(sources)
         except Exception:  # noqa: BLE001 - e.g. a RecursionError parsing a generated file
             commands = []
-        return cls(root, commands)
+        return cls(root, commands, niceness)
 
     def processes(self) -> list[subprocess.Popen]:
         return [process for process, *_ in self._running]
