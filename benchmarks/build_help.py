@@ -133,17 +133,14 @@ def bitwise_equal(a: Path, b: Path) -> bool:
         if isinstance(x, torch.Tensor) else x == y for x, y in zip(left, right))
 
 
-def make_header(pairs, out: Path) -> float:
+def make_header(pairs, out: Path) -> None:
     """The precompiled headers the helped builds use, made before any is timed."""
     started = time.perf_counter()
     commands = pch.planned_commands([c.read_text() for c, _ in pairs], min_uses=1)
-    headers = pch.Headers(out / "pch", commands)
-    while headers.poll():
-        time.sleep(0.1)
+    pch.Headers(out / "pch", commands).wait()
     made = sum(pch.include_folder(out / "pch", c) is not None for c in commands)
     print(f"precompiled headers: {made} of {len(commands)} made in "
           f"{time.perf_counter() - started:.1f} s", flush=True)
-    return time.perf_counter() - started
 
 
 def main(argv: list[str]) -> int:

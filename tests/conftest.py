@@ -3,7 +3,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -63,9 +62,7 @@ class TorchHeaders:
             self._tried = True
             command = pch.torch_command([], with_cuda=False)
             if command is not None:
-                headers = pch.Headers(self.root, [command])
-                while headers.poll():
-                    time.sleep(0.1)
+                pch.Headers(self.root, [command]).wait()
                 self._folder = pch.include_folder(self.root, command)
         return self._folder
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 
 import pytest
 
@@ -94,10 +93,7 @@ def compile_object(tmp_path, include, name, extra_env_folder=None, includes=1):
 
 
 def make_header(root, command):
-    headers = pch.Headers(root, [command])
-    deadline = time.monotonic() + 60
-    while headers.poll() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    pch.Headers(root, [command]).wait(timeout_s=60)
     return pch.include_folder(root, command)
 
 
@@ -168,3 +164,6 @@ def test_a_header_that_fails_to_compile_is_not_tried_again_and_a_killed_one_is(t
     assert again is not None
     again[0].kill()
     again[0].wait()
+    waited = pch.Headers(tmp_path / "third", [slow])
+    waited.wait(timeout_s=0.2)  # past its time, the compile left is killed
+    assert waited.poll() == 0 and not (tmp_path / "third" / pch.key(slow) / pch.FAILED).exists()

@@ -27,6 +27,7 @@ import re
 import shlex
 import subprocess
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -38,6 +39,7 @@ ROOT_ENV = "KB_PCH_ROOT"  # where a build process looks for precompiled headers
 # A header costs about one and a half C++ compiles of an extension and saves about half of each:
 # made only where at least this many planned builds share its command.
 MIN_USES = 3
+WAIT_POLL_S = 0.1
 NAME_DEFINE = re.compile(r"^-DTORCH_EXTENSION_NAME=")
 # Flags a candidate may pass for a precompiled header to be made for it; any other flag (a
 # plugin, an extra include, an output path) and none is made.
@@ -203,7 +205,6 @@ class Headers:
     """The precompiled headers a pool of builds has made for it, compiled beside its builds."""
 
     def __init__(self, root: Path, commands: list[list[str]], niceness: int = 0):
-        self.root = root
         self._running: list[tuple[subprocess.Popen, Path, object, Path]] = []
         for command in commands:
             started = start(root, command, niceness)
@@ -238,6 +239,12 @@ class Headers:
                 finish(partial, process.returncode, lock, header)
         self._running = still
         return len(still)
+
+    def wait(self, timeout_s: float | None = None) -> None:
+        """Block until every header is in place; past timeout_s, kill the ones left."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while self.poll(stop=deadline is not None and time.monotonic() > deadline):
+            time.sleep(WAIT_POLL_S)
 
 
 @contextlib.contextmanager
