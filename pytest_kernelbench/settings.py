@@ -297,6 +297,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("--kb-build-cache", "build_cache", "content-addressed folder of built extensions, "
            "shareable between runs and machines (default: {default}).", "DIR", kind="path",
            shown=lambda _: "~/.cache/pytest-kernelbench/extensions"),
+    Option("--kb-build-headers", "build_headers", "on: where at least three builds would "
+           "compile torch/extension.h with the same command, compile it once into a "
+           "precompiled header under the build cache (about 0.8 GB each) that their C++ "
+           "compiles load instead, to the same objects; off: each build parses the header "
+           "itself (default: {default}).", "on|off", parse_on_off,
+           shown=lambda on: "on" if on else "off"),
     Option("--kb-allow-input-changes", "allow_input_changes", "let forward change its input "
            "tensors, as upstream KernelBench does. Default: a candidate that changes an input "
            "its reference leaves alone fails (mutated_input): in a real model that input may "
@@ -389,6 +395,7 @@ class Settings:
     retime_baseline: bool = False
     build_jobs: int | None = None  # None: the cores, shared among the xdist workers
     build_cache: Path | None = None
+    build_headers: bool = True  # precompiled torch headers for the builds (pch.py)
     costs_path: Path | None = None  # an earlier report whose timings order cases under xdist
     upstream_rules: str = "v0"
     allow_input_changes: bool = False

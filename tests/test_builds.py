@@ -140,6 +140,25 @@ def test_a_build_an_item_waits_for_starts_at_once_while_the_others_queue(tmp_pat
     assert [build.status for build in planned] == ["deferred"] * 3
 
 
+def test_a_pool_without_headers_makes_none_and_tells_no_build_of_one(tmp_path):
+    # --kb-build-headers=off: three candidates share a header command (pch.planned_commands),
+    # yet no header is compiled and no build process is pointed at a header folder.
+    paths = []
+    for name in ("a", "b", "c"):
+        paths.append(tmp_path / f"{name}.py")
+        paths[-1].write_text(
+            "import os\nfrom torch.utils.cpp_extension import load_inline\n\n"
+            "def never():\n    load_inline(name='e', cpp_sources='', extra_cflags=['-O2'])\n\n"
+            f"open({str(tmp_path / (name + '.env'))!r}, 'w').write("
+            f"os.environ.get({pch.ROOT_ENV!r}, 'unset'))\n")
+    assert pch.planned_commands(path.read_text() for path in paths)
+    planned = builds.plan(paths, tmp_path / "cache", arch="")
+    builds.BuildPool(planned, arch="", jobs=3, timeout_s=60, headers=None).run()
+    assert [build.status for build in planned] == ["deferred"] * 3
+    assert [(tmp_path / f"{name}.env").read_text() for name in "abc"] == ["unset"] * 3
+    assert not (tmp_path / "cache" / builds.HEADERS_FOLDER).exists()
+
+
 def test_a_build_lock_left_by_a_killed_build_holds_up_no_later_build(tmp_path):
     # torch waits for its build lock file to go away; one left by a build that was killed
     # would hold every later build of that extension (and the device lock of its item) forever.

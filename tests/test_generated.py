@@ -32,8 +32,9 @@ def load_candidate(tmp_path: Path, set_name: str, relative: str, problems: Path 
     return text, import_file(path, f"kb_generated_{set_name}")
 
 
-# The CUDA epilogue set builds an extension at import: read, not imported, here.
-IMPORTABLE_SETS = sorted(set(generated.SETS) - {"cuda_epilogue"})
+# The epilogue sets build an extension at import: read, not imported, here.
+BUILDING_SETS = ["cuda_epilogue", "cpp_epilogue"]
+IMPORTABLE_SETS = sorted(set(generated.SETS) - set(BUILDING_SETS))
 
 
 @pytest.mark.parametrize("set_name", IMPORTABLE_SETS)
@@ -91,13 +92,16 @@ def test_a_cached_set_is_reused_until_a_problem_changes(tmp_path):
     assert "32, 64" in (second / "level1" / "2_ReLU.py").read_text()
 
 
-def test_the_build_heavy_set_has_a_distinct_cuda_extension_for_every_problem():
-    files = generated.set_files(PROBLEMS, "cuda_epilogue")
+@pytest.mark.parametrize("set_name", BUILDING_SETS)
+def test_a_build_heavy_set_has_a_distinct_extension_for_every_problem(set_name):
+    files = generated.set_files(PROBLEMS, set_name)
     assert len(files) == len(generated.problem_files(PROBLEMS)) == 250
     assert len(set(files.values())) == 250  # no two candidates share a build
+    cuda = set_name == "cuda_epilogue"
     kernels = set()
     for relative, text in files.items():
-        assert builds.needs_build(text) and builds.needs_cuda(text), relative
+        # the C++ set builds on a CPU run too; the CUDA set only on a GPU
+        assert builds.needs_build(text) and builds.needs_cuda(text) == cuda, relative
         tree = ast.parse(text)
         classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
         assert [ast.unparse(base) for base in classes["ModelNew"].bases] == ["Model"]
@@ -106,7 +110,8 @@ def test_the_build_heavy_set_has_a_distinct_cuda_extension_for_every_problem():
         (name,) = {kw.value.value for node in ast.walk(tree) if isinstance(node, ast.Call)
                    and getattr(node.func, "id", "") == "load_inline"
                    for kw in node.keywords if kw.arg == "name"}
-        assert name.isidentifier() and f"__global__ void {name}(" in text
+        assert name.isidentifier()
+        assert (f"__global__ void {name}(" in text) == cuda
         kernels.add(name)
     assert len(kernels) == 250
 
@@ -142,7 +147,8 @@ def test_a_builtin_reference_set_passes_correctness_under_its_own_name(kb_cached
 
 @pytest.mark.parametrize(("sets", "message"), [
     (("builtin:fastest",), "*--kb-candidates: no built-in candidate set 'fastest'; the built-in "
-                           "sets are builtin:reference, builtin:torch_compile, builtin:cuda_epilogue"),
+                           "sets are builtin:reference, builtin:torch_compile, builtin:cuda_epilogue, "
+                           "builtin:cpp_epilogue"),
     (("builtin:reference", "reference"), "*--kb-candidates: two sets share a folder name*"),
 ])
 def test_builtin_set_mistakes_are_one_line_usage_errors(kb_cached, sets, message):

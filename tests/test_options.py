@@ -56,7 +56,7 @@ def test_help_lists_every_option(kb):
                  "--kb-tags=TAG[,TAG]", "--kb-seed=N", "--kb-timing=HOW", "--kb-drain=HOW", "--kb-rse=X",
                  "--kb-baseline=B", "--kb-baseline-cache=DIR", "--kb-baseline-max-age=HOURS",
                  "--kb-retime-baseline", "--kb-build-jobs=N", "--kb-build-cache=DIR",
-                 "--kb-costs=REPORT", "--kb-upstream-rules=VERSION"]:
+                 "--kb-build-headers=on|off", "--kb-costs=REPORT", "--kb-upstream-rules=VERSION"]:
         assert name in text
 
 
@@ -70,6 +70,7 @@ def test_help_lists_every_option(kb):
     (["--kb-baseline=compile:fast"], "*--kb-baseline: unknown baseline 'compile:fast'*"),
     (["--kb-costs=no/such.json"], "*--kb-costs: no such file: no/such.json*"),
     (["--kb-upstream-rules=v2"], "*--kb-upstream-rules: upstream rules must be v0 or main*"),
+    (["--kb-build-headers=maybe"], "*--kb-build-headers: must be on or off, got 'maybe'*"),
 ])
 def test_bad_options_are_one_line_usage_errors(kb, args, message):
     result = kb.run("good", args=tuple(args))

@@ -477,7 +477,8 @@ def prebuild(config: pytest.Config, settings: Settings, device: str,
     pool = builds.BuildPool(planned, arch, jobs, settings.build_timeout_s, on_done,
                             protected if settings.confine != "off" else None,
                             builds.compiler_jobs(jobs, xdist_worker_count(config)),
-                            headers=cache_root / builds.HEADERS_FOLDER).start()
+                            headers=cache_root / builds.HEADERS_FOLDER
+                            if settings.build_headers else None).start()
     return planned, pool
 
 

@@ -8,6 +8,9 @@
   `load_inline` at import (as generated candidates build theirs) and copying each float32
   output: honest, correct and a little slower than eager, with a distinct source per problem,
   so that a run of it costs what scoring a model's extensions costs in builds (CUDA only).
+- cpp_epilogue: the same with a C++ extension copying each float32 output on the CPU (on a GPU
+  it builds and passes outputs through): the build-heavy set a CPU can run, to measure the
+  build pool, the precompiled header and warm runs without a GPU.
 
 `--kb-candidates=builtin:NAME` judges one of them: cached_set writes it once per content of the
 problems folder and generator, and the run reads it like any other folder. write_set writes one
@@ -85,10 +88,39 @@ torch::Tensor epilogue(torch::Tensor x) {{
 _epilogue = load_inline(name="{kernel}", cpp_sources="torch::Tensor epilogue(torch::Tensor x);",
                         cuda_sources=_EPILOGUE_CUDA, functions=["epilogue"],
                         extra_cuda_cflags=["-O3"])
+'''
 
+_CPP_EPILOGUE = '''
+
+import torch
+from torch.utils.cpp_extension import load_inline
+
+_EPILOGUE_CPP = r"""
+#include <torch/extension.h>
+
+// The epilogue of {relative}: a copy of each float32 output, on the CPU.
+torch::Tensor epilogue(torch::Tensor x) {{
+    auto in = x.contiguous();
+    auto out = torch::empty_like(in);
+    const float* src = in.data_ptr<float>();
+    float* dst = out.data_ptr<float>();
+    at::parallel_for(0, in.numel(), 1 << 16, [&](int64_t begin, int64_t end) {{
+        for (int64_t i = begin; i < end; ++i) dst[i] = src[i];
+    }});
+    return out;
+}}
+"""
+
+_epilogue = load_inline(name="{kernel}", cpp_sources=_EPILOGUE_CPP, functions=["epilogue"],
+                        extra_cflags=["-O3"])
+'''
+
+# Runs each float32 output of the device type through the extension's copy.
+_EPILOGUE_CALL = '''
 
 def _through_epilogue(value):
-    if isinstance(value, torch.Tensor) and value.is_cuda and value.dtype == torch.float32:
+    if (isinstance(value, torch.Tensor) and value.device.type == "{device}"
+            and value.dtype == torch.float32):
         return _epilogue.epilogue(value)
     if isinstance(value, (tuple, list)):
         return type(value)(_through_epilogue(v) for v in value)
@@ -96,26 +128,39 @@ def _through_epilogue(value):
 
 
 class ModelNew(Model):
-    """The problem's own Model (same arguments, same weights), then the CUDA epilogue."""
+    """The problem's own Model (same arguments, same weights), then the epilogue."""
 
     def forward(self, *inputs):
         return _through_epilogue(super().forward(*inputs))
 '''
 
 
+def _with_epilogue(problem_source: str, relative_name: str, language: str) -> str:
+    prefix = "kb_epilogue_" if language == "CUDA" else "kb_cpp_epilogue_"
+    kernel = prefix + re.sub(r"\W", "_", relative_name.removesuffix(".py"))
+    template, device = (_EPILOGUE, "cuda") if language == "CUDA" else (_CPP_EPILOGUE, "cpu")
+    header = (f"# Generated from problems/{relative_name} by tools/make_candidate_sets.py: "
+              f"the problem's Model, then a {language} copy kernel built with load_inline.\n")
+    return (header + problem_source.rstrip("\n") + "\n"
+            + template.format(relative=relative_name, kernel=kernel)
+            + _EPILOGUE_CALL.format(device=device))
+
+
 def epilogue_source(problem_source: str, relative_name: str) -> str:
     """The problem's source followed by a ModelNew that runs the problem's Model, then a CUDA
     kernel of its own named after the problem."""
-    kernel = "kb_epilogue_" + re.sub(r"\W", "_", relative_name.removesuffix(".py"))
-    header = (f"# Generated from problems/{relative_name} by tools/make_candidate_sets.py: "
-              "the problem's Model, then a CUDA copy kernel built with load_inline.\n")
-    return header + problem_source.rstrip("\n") + "\n" + _EPILOGUE.format(
-        relative=relative_name, kernel=kernel)
+    return _with_epilogue(problem_source, relative_name, "CUDA")
+
+
+def cpp_epilogue_source(problem_source: str, relative_name: str) -> str:
+    """The same with a C++ extension of its own, copying float32 outputs on the CPU."""
+    return _with_epilogue(problem_source, relative_name, "C++")
 
 
 SETS: dict[str, Callable[[str, str], str]] = {"reference": reference_source,
                                                "torch_compile": compile_source,
-                                               "cuda_epilogue": epilogue_source}
+                                               "cuda_epilogue": epilogue_source,
+                                               "cpp_epilogue": cpp_epilogue_source}
 
 
 def unknown_set_message(name: str) -> str:
