@@ -3,14 +3,16 @@
   python benchmarks/real_run.py OUTDIR --problems DIR --candidates DIR [--limit SECONDS]
         [--warm-limit SECONDS] [--build-cache DIR] [--only cold|warm] [PYTEST ARGS...]
 
-Each run is one `pytest` process (CUDA, the given arguments, e.g. `-n 4`), stopped with SIGINT
+Each run is one `pytest` process (CUDA unless the arguments say `--kb-device=cpu`; the given
+arguments, e.g. `-n 4` or `-m kb_compile` for the builds alone), stopped with SIGINT
 at its limit (its report is kept). The warm run orders its cases by the cold run's report
 (`--kb-costs`), as a rerun that writes the same `--kb-report` does. For each it prints: wall
-time; the builds (how many of each status, their summed and longest seconds, when the last one
-ended); seconds per candidate for each harness stage, each part of the workers' loads and each
-part of the timings; the GPU's idle fraction, the share of the run's wall time in which no item
-held the device (from the records' `held` intervals: stages hold the device while they run
-candidate code on it); and how the device was shared (devices.device_schedule): seconds held
+time; the builds (how many of each status, their summed and longest seconds, their phases,
+how long they ran, the cores' use meanwhile, the precompiled torch headers); seconds per
+candidate for each harness stage, each part of the workers' loads and each part of the
+timings; the GPU's idle fraction, the share of the run's wall time in which no item held the
+device (from the records' `held` intervals: stages hold the device while they run candidate
+code on it); and how the device was shared (devices.device_schedule): seconds held
 alone by timings, seconds of shared holds and how many held at once, and how many timings each
 drain of the shared work let in. Records whose speedup the harness's checks changed or let
 stand after a disagreement (a baseline slowed in the candidate's process, the harness's clock)
@@ -86,6 +88,10 @@ def build_lines(builds: list[dict], cores: CoreSampler | None) -> list[str]:
     if ran:
         lines.append("build phases (median / p90 / total): " + spread(ran, "phases"))
     starts = sorted(b["span"][0] for b in builds if b.get("span"))
+    if starts:
+        end = max(b["span"][1] for b in builds if b.get("span"))
+        lines.append(f"builds ran {end - starts[0]:.0f} s, from the first one's start to the "
+                     "last one's end")
     if cores is not None and len(starts) > 1:
         busy = cores.busy(starts[0], starts[-1])
         if busy is not None:
@@ -120,7 +126,12 @@ def summarize(name: str, report: Path, started: float, wall_s: float,
               f"{sum(seconds):.0f} s, longest {max(seconds):.0f} s")
         for line in build_lines(builds, cores):
             print("  " + line)
-    print("  seconds per candidate (median / p90 / total): " + spread(records, "harness_s"))
+    log = report.with_suffix(".log")
+    for line in (log.read_text(errors="replace").splitlines() if log.exists() else []):
+        if "torch/extension.h" in line and line.startswith("kernelbench: "):
+            print("  " + line.removeprefix("kernelbench: "))  # the precompiled header's line
+    if records:
+        print("  seconds per candidate (median / p90 / total): " + spread(records, "harness_s"))
     if any(r.get("load_phases") for r in records):
         print("  load, in the worker (median / p90 / total): " + spread(records, "load_phases"))
     if any(r.get("timing_phases") for r in records):

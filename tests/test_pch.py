@@ -92,8 +92,9 @@ def compile_object(tmp_path, include, name, extra_env_folder=None, includes=1):
     return out.read_bytes(), done.stderr
 
 
-def make_header(root, command):
-    pch.Headers(root, [command]).wait(timeout_s=60)
+def make_header(root, command, ended=None):
+    ended = [] if ended is None else ended
+    pch.Headers(root, [command], on_end=lambda *end: ended.append(end)).wait(timeout_s=60)
     return pch.include_folder(root, command)
 
 
@@ -103,8 +104,11 @@ def test_gcc_takes_the_precompiled_header_from_cpath_and_makes_the_same_object(t
     include = header_tree(tmp_path)
     command = ["c++", "-isystem", str(include), "-fPIC", "-O2", "-x", "c++-header",
                str(include / pch.HEADER)]
-    folder = make_header(tmp_path / "pch", command)
+    ended = []
+    folder = make_header(tmp_path / "pch", command, ended)
     assert folder is not None and (folder / pch.PRECOMPILED).is_file()
+    [(where, seconds, made)] = ended  # the pool's progress line is told of it
+    assert where == folder and made and seconds > 0
     plain, plain_trace = compile_object(tmp_path, include, "plain", includes=includes)
     helped, helped_trace = compile_object(tmp_path, include, "helped", folder, includes)
     assert f"! {folder / pch.PRECOMPILED}" in helped_trace  # gcc's mark of a used header
@@ -153,12 +157,15 @@ def test_a_header_that_fails_to_compile_is_not_tried_again_and_a_killed_one_is(t
     include = header_tree(tmp_path)
     (include / pch.HEADER).write_text("#error broken\n")
     command = ["c++", "-isystem", str(include), "-x", "c++-header", str(include / pch.HEADER)]
-    assert make_header(tmp_path / "pch", command) is None
+    ended = []
+    assert make_header(tmp_path / "pch", command, ended) is None
+    assert [made for _, _, made in ended] == [False]
     assert pch.start(tmp_path / "pch", command) is None  # failed before
     (include / pch.HEADER).write_text(HEADER)
     slow = ["sh", "-c", "sleep 30", "--"]
-    headers = pch.Headers(tmp_path / "other", [slow])
+    headers = pch.Headers(tmp_path / "other", [slow], on_end=lambda *end: ended.append(end))
     assert headers.poll(stop=True) == 0
+    assert len(ended) == 1  # a header killed at the run's end is not reported as failed
     assert not (tmp_path / "other" / pch.key(slow) / pch.FAILED).exists()
     again = pch.start(tmp_path / "other", slow)  # free to make it again
     assert again is not None

@@ -230,16 +230,17 @@ class BuildPool:
     a lower priority (nice) than the processes that time candidates. With `protected`
     (folders a build may not read), each build process is confined. With `headers` (a folder),
     the precompiled torch headers that several builds share are made there first (pch.py),
-    beside the first builds, and each build process may read them.
+    beside the first builds, each build process may read them, and on_header hears of each.
     """
 
     def __init__(self, builds: list[Build], arch: str, jobs: int, timeout_s: float,
                  on_done: Callable[[Build, int, int, float], None] = lambda *a: None,
                  protected: tuple[Path, ...] | None = None, compilers: int | None = None,
-                 headers: Path | None = None):
+                 headers: Path | None = None, on_header: pch.OnEnd = lambda *a: None):
         self.arch, self.jobs, self.timeout_s = arch, max(jobs, 1), timeout_s
         self.compilers = compilers or compiler_jobs(self.jobs, 1)  # MAX_JOBS of each build
         self.on_done, self.protected, self.headers = on_done, protected, headers
+        self.on_header = on_header
         if headers is not None:
             headers.mkdir(parents=True, exist_ok=True)  # a confined build's read rule needs it
         self._by_folder = {build.folder: build for build in builds}
@@ -293,7 +294,8 @@ class BuildPool:
         paused_at: float | None = None  # while a timing runs on this host, builds are stopped
         headers = pch.Headers.for_sources(
             self.headers, [b.candidate.read_text(errors="replace") for b in self._queue],
-            BUILD_NICENESS) if self.headers is not None and self._queue else pch.Headers(Path(), [])
+            BUILD_NICENESS, self.on_header) if self.headers is not None and self._queue \
+            else pch.Headers(Path(), [])
         while True:
             with self._changed:
                 compiling = headers.poll(stop=self._stopping)

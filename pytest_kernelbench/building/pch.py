@@ -29,7 +29,7 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 HEADER = Path("torch") / "extension.h"
@@ -201,25 +201,32 @@ def finish(partial: Path, returncode: int, lock, header: Path) -> bool:
     return made
 
 
+# Told of each header compile that ended by itself: (its folder, seconds, whether it was made).
+OnEnd = Callable[[Path, float, bool], None]
+
+
 class Headers:
     """The precompiled headers a pool of builds has made for it, compiled beside its builds."""
 
-    def __init__(self, root: Path, commands: list[list[str]], niceness: int = 0):
-        self._running: list[tuple[subprocess.Popen, Path, object, Path]] = []
+    def __init__(self, root: Path, commands: list[list[str]], niceness: int = 0,
+                 on_end: OnEnd = lambda *_: None):
+        self._running: list[tuple[subprocess.Popen, Path, object, Path, float]] = []
+        self._on_end = on_end
         for command in commands:
             started = start(root, command, niceness)
             if started is not None:
-                self._running.append((*started, Path(command[-1])))
+                self._running.append((*started, Path(command[-1]), time.perf_counter()))
 
     @classmethod
-    def for_sources(cls, root: Path, sources: Iterable[str], niceness: int = 0) -> Headers:
+    def for_sources(cls, root: Path, sources: Iterable[str], niceness: int = 0,
+                    on_end: OnEnd = lambda *_: None) -> Headers:
         """The headers that several of these candidates' builds share, started. A header only
         saves time: whatever goes wrong in planning one leaves the builds without it."""
         try:
             commands = planned_commands(sources)
         except Exception:  # noqa: BLE001 - e.g. a RecursionError parsing a generated file
             commands = []
-        return cls(root, commands, niceness)
+        return cls(root, commands, niceness, on_end)
 
     def processes(self) -> list[subprocess.Popen]:
         return [process for process, *_ in self._running]
@@ -228,15 +235,17 @@ class Headers:
         """Put the headers compiled by now in place (with stop, kill the others first); how
         many are still compiling."""
         still = []
-        for process, partial, lock, header in self._running:
+        for process, partial, lock, header, began in self._running:
             if stop and process.poll() is None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(process.pid, 9)
                 process.wait()
             if process.poll() is None:
-                still.append((process, partial, lock, header))
-            else:
-                finish(partial, process.returncode, lock, header)
+                still.append((process, partial, lock, header, began))
+                continue
+            made = finish(partial, process.returncode, lock, header)
+            if process.returncode >= 0:  # not killed
+                self._on_end(partial.parent, time.perf_counter() - began, made)
         self._running = still
         return len(still)
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_kernelbench import confine
-from pytest_kernelbench.building import builds
+from pytest_kernelbench.building import builds, pch
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.isolation import ncu
 from pytest_kernelbench.judge.evaluation import Evaluator
@@ -466,6 +466,10 @@ def prebuild(config: pytest.Config, settings: Settings, device: str,
                          f"{build.candidate.name} ({build.seconds:.1f} s, "
                          f"{elapsed_s:.1f} s elapsed){detail}")
 
+    def on_header(folder: Path, seconds: float, made: bool) -> None:
+        if not quiet:
+            lines.append(header_line(folder, seconds, made))
+
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if not quiet and planned and reporter is not None:
         reporter.write_line(
@@ -477,9 +481,20 @@ def prebuild(config: pytest.Config, settings: Settings, device: str,
     pool = builds.BuildPool(planned, arch, jobs, settings.build_timeout_s, on_done,
                             protected if settings.confine != "off" else None,
                             builds.compiler_jobs(jobs, xdist_worker_count(config)),
+                            on_header=on_header,
                             headers=cache_root / builds.HEADERS_FOLDER
                             if settings.build_headers else None).start()
     return planned, pool
+
+
+def header_line(folder: Path, seconds: float, made: bool) -> str:
+    """The progress line for a precompiled torch header the builds' pool compiled."""
+    if not made:
+        return (f"kernelbench: torch/extension.h could not be precompiled ({folder / 'pch.log'}); "
+                "its builds parse it themselves")
+    size_gb = (folder / pch.PRECOMPILED).stat().st_size / 1e9
+    return (f"kernelbench: torch/extension.h precompiled in {seconds:.1f} s for the builds "
+            f"that share its command ({folder}, {size_gb:.2f} GB)")
 
 
 def candidate_builds(case: discovery.Case) -> bool:
