@@ -1,5 +1,5 @@
 """Write the candidate sets generated from the problems (`reference`, `torch_compile`,
-`cuda_epilogue`) into a folder, to read or edit them. A run needs no files:
+`cuda_epilogue`, `cpp_epilogue`) into a folder, to read or edit them. A run needs no files:
 `--kb-candidates=builtin:reference` makes the set from the run's problems
 (pytest_kernelbench/suite/generated.py says what each holds).
 
