@@ -4,10 +4,11 @@ whether both give the same extension.
     python benchmarks/build_help.py OUTDIR [--problems DIR] [--count 3] [--candidates FILE...]
                                     [--threads] [--device cuda|cpu]
 
-Candidates: the first `count` of the generated cuda_epilogue set (every problem's Model, then a
-load_inline CUDA kernel), or the files named with --candidates (their problems found in
---problems by the upstream file name `level_<L>_problem_<P>_...` or a `level<L>/<P>_...` path).
-With --device cpu (C++ extensions only), the outputs are the CPU's. For each, one at a time on an
+Candidates: a generated set's for the first `count` level-1 problems (every problem's Model,
+then a load_inline kernel of its own: cuda_epilogue, or cpp_epilogue with --device cpu), or
+the files named with --candidates (their problems found in --problems by the upstream file name
+`level_<L>_problem_<P>_...` or a `level<L>/<P>_...` path). With --device cpu (C++ extensions
+only), the outputs are the CPU's. For each, one at a time on an
 otherwise idle host:
   - plain: a fresh process imports the candidate (plain load_inline; ninja runs as many jobs
     as it likes);
@@ -47,7 +48,8 @@ def candidates(args) -> list[tuple[Path, Path]]:
     """(candidate, problem) pairs."""
     problems = sorted(args.problems.glob("level*/*.py"))
     if not args.candidates:
-        folder = generated.cached_set(args.problems, "cuda_epilogue", args.out / "sets")
+        name = "cpp_epilogue" if args.device == "cpu" else "cuda_epilogue"
+        folder = generated.cached_set(args.problems, name, args.out / "sets")
         chosen = [p for p in problems if p.parent.name == "level1"][:args.count]
         return [(folder / p.relative_to(args.problems), p) for p in chosen]
     pairs = []
@@ -67,8 +69,6 @@ def ninja_steps(folder: Path) -> str:
             start, end, _, output, _ = line.split("\t")
             steps[output] = (int(end) - int(start)) / 1000
     return " ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(steps.items()))
-
-
 
 
 def sass(path: Path) -> str:
@@ -129,7 +129,7 @@ def bitwise_equal(a: Path, b: Path) -> bool:
     left, right = torch.load(a), torch.load(b)
     return len(left) == len(right) and all(
         (x.dtype == y.dtype and x.shape == y.shape and torch.equal(
-            x.contiguous().view(torch.uint8), y.contiguous().view(torch.uint8)))
+            x.reshape(-1).view(torch.uint8), y.reshape(-1).view(torch.uint8)))  # 0-dim too
         if isinstance(x, torch.Tensor) else x == y for x, y in zip(left, right))
 
 
