@@ -174,3 +174,15 @@ def test_a_header_that_fails_to_compile_is_not_tried_again_and_a_killed_one_is(t
     waited = pch.Headers(tmp_path / "third", [slow])
     waited.wait(timeout_s=0.2)  # past its time, the compile left is killed
     assert waited.poll() == 0 and not (tmp_path / "third" / pch.key(slow) / pch.FAILED).exists()
+
+
+def test_the_progress_line_names_the_header_its_time_and_size_or_its_log(tmp_path):
+    from pytest_kernelbench.plugin.hooks import header_line
+
+    (tmp_path / pch.PRECOMPILED).parent.mkdir()
+    (tmp_path / pch.PRECOMPILED).write_bytes(b"\0" * 2_000_000)
+    assert header_line(tmp_path, 36.04, True) == (
+        f"kernelbench: torch/extension.h precompiled in 36.0 s for the builds that share its "
+        f"command ({tmp_path}, 0.00 GB)")
+    assert header_line(tmp_path / "gone", 1.0, True).endswith(f"({tmp_path / 'gone'})")
+    assert str(tmp_path / "pch.log") in header_line(tmp_path, 1.0, False)

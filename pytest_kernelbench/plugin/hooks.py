@@ -492,9 +492,12 @@ def header_line(folder: Path, seconds: float, made: bool) -> str:
     if not made:
         return (f"kernelbench: torch/extension.h could not be precompiled ({folder / 'pch.log'}); "
                 "its builds parse it themselves")
-    size_gb = (folder / pch.PRECOMPILED).stat().st_size / 1e9
+    try:  # told from the pool's thread, which nothing about a header may stop
+        size = f", {(folder / pch.PRECOMPILED).stat().st_size / 1e9:.2f} GB"
+    except OSError:
+        size = ""
     return (f"kernelbench: torch/extension.h precompiled in {seconds:.1f} s for the builds "
-            f"that share its command ({folder}, {size_gb:.2f} GB)")
+            f"that share its command ({folder}{size})")
 
 
 def candidate_builds(case: discovery.Case) -> bool:
