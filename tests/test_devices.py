@@ -666,6 +666,7 @@ def test_builds_stop_while_a_timing_runs_and_finish_afterwards(tmp_path, private
     assert planned[0].status == "deferred" and len(stamps) == 200  # it ran to its end
     assert not [t for t in stamps if taken + 0.05 < t < released]
     assert stamps[-1] > released
+    assert 0.8 < planned[0].phases["paused_s"] < 10  # its entry says how long it stood still
 
 
 def test_a_timing_keeps_the_device_even_while_its_worker_compiles(private_locks):

@@ -335,6 +335,8 @@ class BuildPool:
                 _signal(processes, signal.SIGCONT)
                 paused = time.perf_counter() - paused_at  # not counted against the timeout
                 running = [(b, p, lock, began + paused) for b, p, lock, began in running]
+                for build, *_ in running:
+                    build.phases["paused_s"] = build.phases.get("paused_s", 0.0) + paused
                 paused_at = None
             if paused_at is None:
                 running = self._reap(running, started_at)
@@ -454,7 +456,9 @@ def finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> No
     steps = compiler_seconds(build.folder)
     if steps:
         build.phases.update(steps)
-        build.phases["process_s"] = max(0.0, build.seconds - steps["ninja_s"])
+        # build.seconds leaves out the pauses, ninja's log (its wall clock) does not
+        build.phases["process_s"] = max(
+            0.0, build.seconds + build.phases.get("paused_s", 0.0) - steps["ninja_s"])
     built = any(build.folder.rglob("*.so"))
     log = (build.folder / LOG_FILE).read_text(errors="replace")
     first = faults.first_error_lines(log, limit=1) or f"exit status {returncode}"
