@@ -186,3 +186,27 @@ def test_the_progress_line_names_the_header_its_time_and_size_or_its_log(tmp_pat
         f"command ({tmp_path}, 0.00 GB)")
     assert header_line(tmp_path / "gone", 1.0, True).endswith(f"({tmp_path / 'gone'})")
     assert str(tmp_path / "pch.log") in header_line(tmp_path, 1.0, False)
+
+
+def test_the_header_command_comes_from_torchs_writer_whatever_parameters_it_takes(monkeypatch):
+    import torch.utils.cpp_extension as cpp_extension
+
+    current = pch.torch_command(["-O3"], with_cuda=False)
+    assert current is not None and "-O3" in current and current[-1].endswith(str(pch.HEADER))
+    real = cpp_extension._write_ninja_file_to_build_library
+
+    def before_sycl(path, name, sources, extra_cflags, extra_cuda_cflags, extra_ldflags,
+                    extra_include_paths, with_cuda, is_standalone):  # an older torch's (no SYCL)
+        real(path=path, name=name, sources=sources, extra_cflags=extra_cflags,
+             extra_cuda_cflags=extra_cuda_cflags, extra_sycl_cflags=[],
+             extra_ldflags=extra_ldflags, extra_include_paths=extra_include_paths,
+             with_cuda=with_cuda, with_sycl=False, is_standalone=is_standalone)
+
+    monkeypatch.setattr(cpp_extension, "_write_ninja_file_to_build_library", before_sycl)
+    assert pch.torch_command(["-O3"], with_cuda=False) == current
+
+    def asks_more(path, name, sources, extra_cflags, with_cuda, is_standalone, unheard_of):
+        raise AssertionError("not called without a value for every parameter")
+
+    monkeypatch.setattr(cpp_extension, "_write_ninja_file_to_build_library", asks_more)
+    assert pch.torch_command(["-O3"], with_cuda=False) is None

@@ -21,6 +21,7 @@ import ast
 import contextlib
 import fcntl
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -141,11 +142,18 @@ def torch_command(extra_cflags: list[str], with_cuda: bool) -> list[str] | None:
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "build.ninja")
         try:
-            cpp_extension._write_ninja_file_to_build_library(
-                path=path, name="kb_header", sources=sources, extra_cflags=extra_cflags,
-                extra_cuda_cflags=[], extra_sycl_cflags=[], extra_ldflags=[],
-                extra_include_paths=[], with_cuda=with_cuda, with_sycl=False,
-                is_standalone=False)
+            write = cpp_extension._write_ninja_file_to_build_library
+            # What load_inline passes it; torch versions differ in which they take.
+            known = {"path": path, "name": "kb_header", "sources": sources,
+                     "extra_cflags": extra_cflags, "extra_cuda_cflags": [],
+                     "extra_sycl_cflags": [], "extra_ldflags": [], "extra_include_paths": [],
+                     "with_cuda": with_cuda, "with_sycl": False, "is_python_module": True,
+                     "is_standalone": False}
+            parameters = inspect.signature(write).parameters
+            if any(name not in known and parameter.default is parameter.empty
+                   for name, parameter in parameters.items()):
+                return None  # a writer that needs what this cannot tell it
+            write(**{name: value for name, value in known.items() if name in parameters})
         except Exception:  # noqa: BLE001 - a private writer; any failure only means no header
             return None
         return header_command(Path(path).read_text())
