@@ -95,7 +95,7 @@ def main(argv: list[str]) -> int:
         single_env = {**env, "TORCH_EXTENSIONS_DIR": str(out / f"single-{index}"),
                       "CUDA_VISIBLE_DEVICES": ""}
         shutil.rmtree(out / f"single-{index}", ignore_errors=True)
-        seconds = timed([sys.executable, "-m", "pytest_kernelbench.building.builds", str(path)], single_env,
+        seconds = timed([sys.executable, "-m", "pytest_kernelbench.building.process", str(path)], single_env,
                         out / f"single-{index}.log")
         singles.append(seconds)
         print(f"single build {index}: {seconds:.1f} s", flush=True)

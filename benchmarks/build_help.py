@@ -12,7 +12,7 @@ only), the outputs are the CPU's. For each, one at a time on an
 otherwise idle host:
   - plain: a fresh process imports the candidate (plain load_inline; ninja runs as many jobs
     as it likes);
-  - helped: the harness's build process (`python -m pytest_kernelbench.building.builds`), with
+  - helped: the harness's build process (`python -m pytest_kernelbench.building.process`), with
     the precompiled torch header of its compile command made beforehand (its own time printed
     once) and MAX_JOBS at the host's cores; with --threads, also with nvcc's --threads 0 through
     NVCC_APPEND_FLAGS (a variant, not the harness's default).
@@ -170,7 +170,7 @@ def main(argv: list[str]) -> int:
             env = {**base, **extra, "TORCH_EXTENSIONS_DIR": str(folder)}
             command = [sys.executable, "-c", f"import runpy; runpy.run_path({str(candidate)!r})"] \
                 if name == "plain" else \
-                [sys.executable, "-m", "pytest_kernelbench.building.builds", str(candidate)]
+                [sys.executable, "-m", "pytest_kernelbench.building.process", str(candidate)]
             seconds[name] = timed(command, env, args.out / f"{name}-{index}.log")
             print(f"{candidate.name} {name}: {seconds[name]:.1f} s ({ninja_steps(folder)})",
                   flush=True)

@@ -1,6 +1,6 @@
-"""building/builds.py: build folders and their addressing, the plan, the build pool, and the
-build process (a subprocess of its own, with no GPU visible); building/gpu_stand_ins.py beside
-it."""
+"""building/builds.py: build folders and their addressing, the plan and the build pool;
+building/process.py, the build process (a subprocess of its own, with no GPU visible), and
+building/gpu_stand_ins.py beside it."""
 
 from __future__ import annotations
 
@@ -236,7 +236,7 @@ def test_on_a_cuda_run_a_build_gated_on_a_gpu_happens_in_the_build_process(tmp_p
                        "def get_inputs():\n    return [torch.randn(4)]\n"
                        "def get_init_inputs():\n    return []\n")
     env = cuda_build_env(tmp_path / "ext", torch_headers)
-    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.building.builds", str(candidate),
+    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.building.process", str(candidate),
                            str(problem)], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert list((tmp_path / "ext").rglob("kb_gated*.so"))
@@ -271,7 +271,7 @@ def test_a_build_at_the_first_call_happens_in_the_build_process_and_nothing_afte
         f"        Path({str(tmp_path / 'after')!r}).write_text('ran')\n"
         "        return ext.twice(x)\n"))
     env = cuda_build_env(tmp_path / "ext", torch_headers)
-    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.building.builds", str(candidate),
+    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.building.process", str(candidate),
                            str(problem)], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert list((tmp_path / "ext").rglob("kb_first*.so")) and "first call: built" in done.stderr
@@ -292,7 +292,7 @@ def test_a_first_call_that_makes_its_output_on_the_gpu_before_building_builds_ah
         "        ext = load_inline(name='kb_made_first', cpp_sources=SRC, functions=['twice'])\n"
         "        return out.copy_(ext.twice(x))\n"))
     env = cuda_build_env(tmp_path / "ext", torch_headers)
-    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.building.builds", str(candidate),
+    done = subprocess.run([sys.executable, "-m", "pytest_kernelbench.building.process", str(candidate),
                            str(problem)], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert list((tmp_path / "ext").rglob("kb_made_first*.so")), done.stderr
@@ -319,11 +319,11 @@ def test_a_first_call_that_builds_nothing_is_cut_off(tmp_path):
     import sys
 
     candidate, problem = _first_call_files(tmp_path, "        time.sleep(600)\n")
-    script = ("import sys; from pathlib import Path; from pytest_kernelbench.building import builds\n"
+    script = ("import sys; from pathlib import Path; from pytest_kernelbench.building import process\n"
               "from pytest_kernelbench.suite.loading import import_file\n"
               "module = import_file(Path(sys.argv[1]), 'kb_build')\n"
-              "model, problem = builds.construct(module, Path(sys.argv[2]))\n"
-              "builds.first_call(model, problem, seems_cuda=False, limit_s=0.5)\n")
+              "model, problem = process.construct(module, Path(sys.argv[2]))\n"
+              "process.first_call(model, problem, seems_cuda=False, limit_s=0.5)\n")
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", script, str(candidate), str(problem)],
                           capture_output=True, text=True, timeout=120)

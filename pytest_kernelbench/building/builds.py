@@ -7,7 +7,7 @@ extension folder, named by a digest of its source and the toolchain (torch, CUDA
 target architectures): the same source reuses its build across runs, candidate sets and
 machines sharing the cache, and two candidates that pick the same
 extension name never overwrite each other. The missing builds run in parallel while the items
-run (BuildPool), each in its own `python -m pytest_kernelbench.building.builds FILE` process with no GPU
+run (BuildPool), each in its own `python -m pytest_kernelbench.building.process FILE` process with no GPU
 visible (a build needs none), so the GPU is never idle waiting on nvcc one candidate at a time;
 a case's compile item waits for its own build only. Concurrent pytest-xdist workers share the
 work: each build holds a lock on its folder; a worker starts the builds no one holds, an item
@@ -35,10 +35,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_kernelbench import confine, faults, precision
-from pytest_kernelbench.building import gpu_stand_ins, pch
+from pytest_kernelbench import confine, faults
+from pytest_kernelbench.building import pch
 from pytest_kernelbench.gpu import devices
-from pytest_kernelbench.suite import loading
 from pytest_kernelbench.suite.discovery import Case
 
 NEEDS_BUILD = re.compile(r"\bcpp_extension\b|\bload_inline\b")
@@ -58,10 +57,6 @@ LOG_FILE = "build.log"
 HEADERS_FOLDER = "pch"  # beneath the cache root: precompiled torch headers (pch.py)
 POLL_S = 0.1
 BUILD_NICENESS = 10
-FIRST_CALL_S = 20.0  # a first call on the CPU that reaches no build in this time builds nothing
-# The build process makes its model and inputs at the problem's own dtype: they only have to
-# reach the candidate's build, which its items then judge at the run's precision.
-BUILD_NUMERICS = precision.EXACT_FP32
 
 
 def needs_build(source: str) -> bool:
@@ -438,7 +433,7 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None, compiler
         env[confine.ENV_VAR] = confine.policy_for(
             build.candidate, build.problem, scratch, build.folder, list(protected),
             reads=(headers,) if headers is not None else ()).to_json()
-    command = [sys.executable, "-m", "pytest_kernelbench.building.builds", str(build.candidate)]
+    command = [sys.executable, "-m", "pytest_kernelbench.building.process", str(build.candidate)]
     if build.problem is not None:
         command.append(str(build.problem))
     with open(build.folder / LOG_FILE, "wb") as log:
@@ -643,20 +638,6 @@ def echo_build_errors() -> None:
     cpp_extension._run_ninja_build = echoing
 
 
-def use_precompiled_headers() -> None:
-    """Let each extension build of this process find the precompiled torch header the harness
-    made for its compile command, if any (pch.py). (Wraps torch's private ninja runner.)"""
-    import torch.utils.cpp_extension as cpp_extension
-
-    run = cpp_extension._run_ninja_build
-
-    def with_headers(build_directory, *args, **kwargs):
-        with pch.on_cpath(pch.for_build(build_directory)):
-            return run(build_directory, *args, **kwargs)
-
-    cpp_extension._run_ninja_build = with_headers
-
-
 def replay_failure(folder: Path) -> None:
     """Make a build of this folder fail at once with its recorded compiler lines, when the same
     source failed to build with the same toolchain before: attempted once, not in every item
@@ -673,110 +654,3 @@ def replay_failure(folder: Path) -> None:
 
     replay.kb_replays = True  # type: ignore[attr-defined]
     cpp_extension._run_ninja_build = replay
-
-
-def construct(candidate_module, problem_path: Path):
-    """Construct the candidate's model on the CPU with its problem's init inputs, so that a
-    build in __init__ happens here, ahead, rather than in its compile item. Its failure
-    (e.g. a .cuda() with no GPU visible) is not the build's: the item judges construction.
-    Returns the model and the problem's module (None for what could not be made)."""
-    cls = getattr(candidate_module, "ModelNew", None)
-    if not isinstance(cls, type):
-        return None, None
-    problem = None
-    try:
-        problem = loading.import_file(problem_path, "kb_problem")
-        model = loading.build_model(cls, loading.make_init_args(problem, 0, "cpu"), 0, "cpu", "eval",
-                                    BUILD_NUMERICS)
-        return model, problem
-    except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
-        print(f"constructing without a GPU: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return None, problem
-
-
-class BuildReached(BaseException):
-    """The first call's extension build is over: nothing of that call after it runs here.
-    (A BaseException, so that a candidate's `except Exception` fallback does not catch it.)"""
-
-
-def first_call(model, problem, seems_cuda: bool, limit_s: float = FIRST_CALL_S) -> None:
-    """Call the model once on the CPU with its problem's inputs, to reach an extension that
-    its forward builds at its first call (a lazily built module, a cached loader function).
-    With seems_cuda (a CUDA run), the inputs say they are on the GPU and what the call asks of
-    the GPU happens on the CPU (gpu_stand_ins): generated code often builds only `if x.is_cuda`,
-    after making its output on the input's device.
-
-    The call stops as soon as a build is over, successful or not, so no candidate work runs
-    on the CPU after it; a call that builds nothing ends by itself or is cut off after
-    limit_s (the process exits, and the build is left to its item)."""
-    import threading
-
-    import torch
-    import torch.utils.cpp_extension as cpp_extension
-
-    run = cpp_extension._run_ninja_build
-    building = threading.Event()
-
-    def stopping(*args, **kwargs):
-        building.set()
-        try:
-            return run(*args, **kwargs)
-        finally:
-            raise BuildReached
-
-    def watchdog() -> None:
-        deadline = time.monotonic() + limit_s
-        while building.is_set() or time.monotonic() < deadline:
-            time.sleep(POLL_S)
-        print(f"first call: nothing built within {limit_s:g} s", file=sys.stderr, flush=True)
-        os._exit(0)
-
-    torch.set_num_threads(1)  # beside other builds' compilers
-    cpp_extension._run_ninja_build = stopping
-    threading.Thread(target=watchdog, daemon=True).start()
-    try:
-        inputs = loading.make_inputs(problem, 0, "cpu", BUILD_NUMERICS)
-        if seems_cuda:
-            inputs = [gpu_stand_ins.seems_cuda(x) if isinstance(x, torch.Tensor) else x
-                      for x in inputs]
-        with torch.no_grad(), \
-                gpu_stand_ins.cuda_on_cpu() if seems_cuda else contextlib.nullcontext():
-            model(*inputs)
-    except BuildReached:
-        print("first call: built", file=sys.stderr)
-    except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
-        print(f"first call without a GPU: {type(exc).__name__}: {exc}", file=sys.stderr)
-    finally:
-        cpp_extension._run_ninja_build = run
-
-
-def main(argv: list[str]) -> int:
-    """Import one candidate file (argv[1]), which may build its extension; where it built
-    nothing, construct its model with the init inputs of its problem (argv[2]); where that
-    built nothing either, call it once on the problem's inputs."""
-    policy = os.environ.get(confine.ENV_VAR)
-    if policy:  # first, while this interpreter runs one thread and no candidate code
-        applied = confine.enter(confine.Policy.from_json(policy))
-        print(f"confinement: {applied.describe()}", file=sys.stderr)
-    echo_build_errors()
-    use_precompiled_headers()
-    cuda_run = bool(os.environ.get("TORCH_CUDA_ARCH_LIST"))  # set for CUDA runs only
-    if cuda_run:
-        gpu_stand_ins.pretend_cuda()
-    try:
-        problem_path = Path(argv[2]) if len(argv) > 2 else None
-        module, _ = loading.import_candidate(Path(argv[1]), "kb_build", confine.own_folder(), problem_path)
-    except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
-        print(f"build of {argv[1]} failed: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
-        return 1
-    folder = Path(os.environ.get("TORCH_EXTENSIONS_DIR", "."))
-    if len(argv) > 2 and not any(folder.rglob("*.so")):
-        model, problem = construct(module, Path(argv[2]))
-        if model is not None and not any(folder.rglob("*.so")):
-            first_call(model, problem, seems_cuda=cuda_run)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

@@ -7,7 +7,7 @@ The build process sees no GPU (a build needs none), but generated code often rea
 or correctness item, one at a time, where a cold run spent 32-74 s on each of five CUDA-L1
 candidates (docs/gpu-runs.md). Nothing here runs on a GPU and nothing measured depends on it:
 what needs a real GPU after the build fails harmlessly, the first call stops once its build is
-over (builds.first_call), and the items judge the candidate on the GPU.
+over (process.first_call), and the items judge the candidate on the GPU.
 """
 
 from __future__ import annotations
