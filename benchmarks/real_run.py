@@ -128,8 +128,8 @@ def summarize(name: str, report: Path, started: float, wall_s: float,
             print("  " + line)
     log = report.with_suffix(".log")
     for line in (log.read_text(errors="replace").splitlines() if log.exists() else []):
-        if "torch/extension.h" in line and line.startswith("kernelbench: "):
-            print("  " + line.removeprefix("kernelbench: "))  # the precompiled header's line
+        if "kernelbench: torch/extension.h" in line:  # the precompiled header's line
+            print("  " + line.partition("kernelbench: ")[2])
     if records:
         print("  seconds per candidate (median / p90 / total): " + spread(records, "harness_s"))
     if any(r.get("load_phases") for r in records):

@@ -310,7 +310,8 @@ def test_a_triton_candidate_runs_under_the_interpreter_on_cpu(kb):
 
 
 def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_compiler_line(kb):
-    args = ("--kb-level=1", "--kb-timeout=600", "--kb-trials=2", "--kb-build-jobs=2")
+    # -q: pytest's dots share the line, and each build's line still starts one of its own
+    args = ("--kb-level=1", "--kb-timeout=600", "--kb-trials=2", "--kb-build-jobs=2", "-q")
     result = kb.run("cpp_ext", args=args)
     result.stdout.fnmatch_lines(["kernelbench: 2 extension(s): 2 to build, 0 cached, 0 failed "
                                  "before, 2 at a time while the items run"])

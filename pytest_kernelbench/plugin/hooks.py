@@ -206,6 +206,8 @@ class KernelBenchRun:
         it), so that it never cuts into pytest's own lines."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         while reporter is not None and self.build_lines:
+            if self.config.get_terminal_writer().width_of_current_line:
+                reporter.write("\n")  # after -q's dots, which write_line does not end
             reporter.write_line(self.build_lines.pop(0))  # pop: the pool may append meanwhile
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
