@@ -667,6 +667,9 @@ def test_builds_stop_while_a_timing_runs_and_finish_afterwards(tmp_path, private
     assert not [t for t in stamps if taken + 0.05 < t < released]
     assert stamps[-1] > released
     assert 0.8 < planned[0].phases["paused_s"] < 10  # its entry says how long it stood still
+    start, end = planned[0].span  # from its process's start to its end, pauses included
+    assert start < stamps[0] and end >= stamps[-1]
+    assert end - start >= planned[0].seconds + planned[0].phases["paused_s"] - 0.01
 
 
 def test_a_timing_keeps_the_device_even_while_its_worker_compiles(private_locks):

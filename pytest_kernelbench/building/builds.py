@@ -347,8 +347,9 @@ class BuildPool:
             if overdue and process.poll() is None:
                 _signal([process], signal.SIGKILL)
                 process.wait()
-            build.seconds = time.perf_counter() - began
-            build.span = (time.time() - build.seconds, time.time())
+            build.seconds = time.perf_counter() - began  # began moved on by each pause
+            ended = time.time()
+            build.span = (ended - build.seconds - build.phases.get("paused_s", 0.0), ended)
             finish(build, process.returncode, overdue, self.timeout_s)
             lock.close()  # type: ignore[attr-defined]
             with self._changed:
