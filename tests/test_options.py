@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
 from pytest_kernelbench import settings as options
+
+EXAMPLES = Path(__file__).parent / "examples"
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -99,8 +102,6 @@ def test_without_a_problems_folder_the_suite_that_ships_is_used(pytester, monkey
 
 
 def test_every_option_has_its_default_written_once_and_shown_in_readme():
-    from pathlib import Path
-
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     for option in options.OPTIONS:
         rows = [line for line in readme.splitlines() if line.startswith("| `")
@@ -126,3 +127,22 @@ def test_a_bad_ini_value_names_the_ini_option(kb):
     result = kb.run("good")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini option kb_trials: expected a whole number, got 'none'*"])
+
+
+@pytest.mark.parametrize(("setting", "told"), [("on", True), ("off", False)])
+def test_the_header_setting_reaches_the_build_processes(kb, setting, told):
+    candidates = kb.pytester.mkdir("headers") / "level1"
+    candidates.mkdir()
+    (candidates / "2_ReLU.py").write_text(
+        "# load_inline (a build process imports it, which prints what it was told)\n"
+        "import os, sys\nimport torch\n\n"
+        "print('header root:', os.environ.get('KB_PCH_ROOT', 'none'), file=sys.stderr)\n\n"
+        "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return torch.relu(x)\n")
+    result = kb.pytester.runpytest(
+        *kb.plugin_args, f"--kb-problems={EXAMPLES / 'problems'}", f"--kb-candidates={candidates.parent}",
+        "--kb-level=1", "-k", "2_ReLU", "-m", "kb_compile", "--kb-report=none",
+        f"--kb-build-cache={kb.pytester.path / 'cache'}", f"--kb-build-headers={setting}")
+    assert result.ret == 0, result.stdout.str()
+    [log] = (kb.pytester.path / "cache").glob("*/build.log")
+    assert ("header root: none" not in log.read_text()) == told, log.read_text()
