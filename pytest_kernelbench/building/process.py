@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from pytest_kernelbench import confine, precision
-from pytest_kernelbench.building import gpu_stand_ins, pch
+from pytest_kernelbench.building import gpu_stand_ins, pch, sources
 from pytest_kernelbench.building.builds import POLL_S, echo_build_errors
 from pytest_kernelbench.suite import loading
 
@@ -125,6 +125,7 @@ def main(argv: list[str]) -> int:
         applied = confine.enter(confine.Policy.from_json(policy))
         print(f"confinement: {applied.describe()}", file=sys.stderr)
     echo_build_errors()
+    sources.keep_unchanged_sources()
     use_precompiled_headers()
     cuda_run = bool(os.environ.get("TORCH_CUDA_ARCH_LIST"))  # set for CUDA runs only
     if cuda_run:
