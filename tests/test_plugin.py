@@ -422,6 +422,24 @@ def test_a_build_its_import_makes_again_is_left_to_its_item_in_later_runs(kb):
     assert not any("changed" in flag for flag in record.get("flags", []))
 
 
+def test_a_source_written_again_at_each_import_is_built_once(kb):
+    # The build phase builds it; the item's import writes the same bytes again and loads what
+    # was built, and so does the next run: neither compiles it again.
+    args = ("--kb-level=1", "--kb-timeout=600", "--kb-trials=1", "--kb-p=0", "-k", "2_ReLU")
+    kb.run("written_sources", args=args)
+    [build] = kb.report()["builds"]
+    assert build["status"] == "built"
+    assert kb.records()[("written_sources", 2, "s0")]["correct"]
+    kb.run("written_sources", args=args)
+    [again] = kb.report()["builds"]
+    record = kb.records()[("written_sources", 2, "s0")]
+    assert again["status"] == "cached" and record["extension"] == "cached", record
+    [ninja_log] = (kb.pytester.path / "kb-builds").glob("*/kb_written_sources/.ninja_log")
+    assert [line.split()[-2] for line in ninja_log.read_text().splitlines()[1:]] == \
+        ["one.o", "kb_written_sources.so"]  # one compile and one link in all
+    assert not list((kb.pytester.path / "kb-builds").glob("*/.kb-rebuilds"))
+
+
 def test_xdist_workers_share_the_builds_without_building_twice(kb):
     kb.plugin_args += ["-p", "xdist.plugin"]
     kb.run("cpp_ext", args=("-n", "2", "--kb-level=1", "--kb-timeout=600", "--kb-trials=1"))
