@@ -130,13 +130,17 @@ def test_a_bad_ini_value_names_the_ini_option(kb):
 
 
 @pytest.mark.parametrize(("setting", "told"), [("on", True), ("off", False)])
-def test_the_header_setting_reaches_the_build_processes(kb, setting, told):
+def test_the_header_setting_reaches_the_build_process_and_the_worker(kb, setting, told):
     candidates = kb.pytester.mkdir("headers") / "level1"
     candidates.mkdir()
     (candidates / "2_ReLU.py").write_text(
-        "# load_inline (a build process imports it, which prints what it was told)\n"
-        "import os, sys\nimport torch\n\n"
-        "print('header root:', os.environ.get('KB_PCH_ROOT', 'none'), file=sys.stderr)\n\n"
+        "# load_inline (its build process and its item's worker import it, each in its build\n"
+        "# folder, and each writes down the header root it was told and whether it may read it)\n"
+        "import os\nimport torch\n\n"
+        "root = os.environ.get('KB_PCH_ROOT')\n"
+        "try:\n    readable = root is not None and os.listdir(root) is not None\n"
+        "except OSError:\n    readable = False\n"
+        "with open('told.txt', 'a') as told:\n    told.write(f'{root} {readable}\\n')\n\n"
         "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
         "        return torch.relu(x)\n")
     result = kb.pytester.runpytest(
@@ -144,5 +148,8 @@ def test_the_header_setting_reaches_the_build_processes(kb, setting, told):
         "--kb-level=1", "-k", "2_ReLU", "-m", "kb_compile", "--kb-report=none",
         f"--kb-build-cache={kb.pytester.path / 'cache'}", f"--kb-build-headers={setting}")
     assert result.ret == 0, result.stdout.str()
-    [log] = (kb.pytester.path / "cache").glob("*/build.log")
-    assert ("header root: none" not in log.read_text()) == told, log.read_text()
+    [written] = (kb.pytester.path / "cache").glob("*/told.txt")
+    lines = written.read_text().splitlines()
+    assert len(lines) == 2, lines  # the build process's, then the worker's
+    headers = str(kb.pytester.path / "cache" / "pch")
+    assert lines == ([f"{headers} True"] * 2 if told else ["None False"] * 2), lines

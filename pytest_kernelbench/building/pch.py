@@ -295,6 +295,24 @@ def for_build(build_directory: str) -> Path | None:
         return None
 
 
+def use_for_builds() -> None:
+    """Let each extension build of this process (a build process, or a worker whose candidate
+    builds at its item) find the precompiled torch header the harness made for its compile
+    command, if any. (Wraps torch's private ninja runner.)"""
+    import torch.utils.cpp_extension as cpp_extension
+
+    run = getattr(cpp_extension, "_run_ninja_build", None)
+    if run is None or getattr(run, "kb_headers", False):
+        return
+
+    def with_headers(build_directory, *args, **kwargs):
+        with on_cpath(for_build(build_directory)):
+            return run(build_directory, *args, **kwargs)
+
+    with_headers.kb_headers = True  # type: ignore[attr-defined]
+    cpp_extension._run_ninja_build = with_headers
+
+
 def _called_name(func: ast.expr) -> str:
     if isinstance(func, ast.Attribute):
         return func.attr

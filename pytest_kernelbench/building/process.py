@@ -27,20 +27,6 @@ FIRST_CALL_S = 20.0  # a first call on the CPU that reaches no build in this tim
 BUILD_NUMERICS = precision.EXACT_FP32
 
 
-def use_precompiled_headers() -> None:
-    """Let each extension build of this process find the precompiled torch header the harness
-    made for its compile command, if any (pch.py). (Wraps torch's private ninja runner.)"""
-    import torch.utils.cpp_extension as cpp_extension
-
-    run = cpp_extension._run_ninja_build
-
-    def with_headers(build_directory, *args, **kwargs):
-        with pch.on_cpath(pch.for_build(build_directory)):
-            return run(build_directory, *args, **kwargs)
-
-    cpp_extension._run_ninja_build = with_headers
-
-
 def construct(candidate_module, problem_path: Path):
     """Construct the candidate's model on the CPU with its problem's init inputs, so that a
     build in __init__ happens here, ahead, rather than in its compile item. Its failure
@@ -126,7 +112,7 @@ def main(argv: list[str]) -> int:
         print(f"confinement: {applied.describe()}", file=sys.stderr)
     echo_build_errors()
     sources.keep_unchanged_sources()
-    use_precompiled_headers()
+    pch.use_for_builds()
     cuda_run = bool(os.environ.get("TORCH_CUDA_ARCH_LIST"))  # set for CUDA runs only
     if cuda_run:
         gpu_stand_ins.pretend_cuda()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench import confine, faults
-from pytest_kernelbench.building import builds
+from pytest_kernelbench.building import builds, pch
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.suite import loading
@@ -326,11 +326,13 @@ class Sandbox:
 
     def policy_of(self, header: wire.Request, scratch: Path) -> confine.Policy:
         """The confinement of a worker that serves this request and writes only to scratch."""
-        build = (header.get("env") or {}).get("TORCH_EXTENSIONS_DIR")
+        env = header.get("env") or {}
+        build, headers = env.get("TORCH_EXTENSIONS_DIR"), env.get(pch.ROOT_ENV)
         candidate, problem = header.get("candidate"), header.get("problem")
         return confine.policy_for(Path(candidate) if candidate else None,
                                   Path(problem) if problem else None, scratch,
-                                  Path(build) if build else None, self.protected)
+                                  Path(build) if build else None, self.protected,
+                                  reads=(Path(headers),) if headers else ())
 
     def _start_child(self, header: wire.Request) -> Fault | None:
         if self.zygote is None or self.zygote.poll() is not None:

@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from pytest_kernelbench import confine, faults, nested, precision
-from pytest_kernelbench.building import builds, sources
+from pytest_kernelbench.building import builds, pch, sources
 from pytest_kernelbench.gpu import kernels, ordering, timing
 from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.suite import loading
@@ -197,6 +197,7 @@ class Worker:
             ordering.track_streams()  # before the candidate can make any
         builds.echo_build_errors()  # a build in this process leaves its compiler lines in the log
         sources.keep_unchanged_sources()  # a rewritten source with the same bytes is not rebuilt
+        pch.use_for_builds()  # a build left to this item reads the run's precompiled header
         if os.environ.get("TORCH_EXTENSIONS_DIR"):
             builds.replay_failure(Path(os.environ["TORCH_EXTENSIONS_DIR"]))
         module, outside_names = guarded(

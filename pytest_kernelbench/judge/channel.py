@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench.building import builds
+from pytest_kernelbench.building import builds, pch
 from pytest_kernelbench.isolation.sandbox import Fault, Reply, Sandbox
 from pytest_kernelbench.isolation.wire import Request
 from pytest_kernelbench.record import Record, charge
@@ -94,13 +94,18 @@ class WorkerChannel:
         return request
 
     def candidate_env(self, case: Case) -> dict[str, str]:
-        """The candidate's own extension folder in the build cache (see builds.py)."""
+        """The candidate's own extension folder in the build cache (see builds.py), and the
+        run's precompiled headers where it has them (pch.py), for a build left to its item."""
         assert case.candidate is not None
         path = case.candidate.path
         if path not in self._envs:  # read and hashed once, not on every request
             folder = builds.build_folder(self.build_cache, path.read_bytes(),
                                          builds.toolchain(self.arch))
-            self._envs[path] = builds.build_env(folder, self.arch)
+            env = builds.build_env(folder, self.arch)
+            headers = self.build_cache / builds.HEADERS_FOLDER
+            if self.settings.build_headers and headers.is_dir():
+                env[pch.ROOT_ENV] = str(headers)
+            self._envs[path] = env
         return self._envs[path]
 
     def build_folder(self, case: Case) -> Path:
