@@ -31,6 +31,7 @@ def test_a_rewritten_source_gets_its_builds_time_back_only_if_its_bytes_are_the_
     (code / "same.cpp").write_text("int same;")
     (code / "changed.cpp").write_text("int changed;")
     (code / "helper.h").write_text("// included by both")
+    (code / "notes.txt").write_text("not a source")
     (build / "build.ninja").write_text(f"build a.o: compile {code / 'same.cpp'}\n"
                                        f"build b.o: compile {code / 'changed.cpp'}\n")
     sources.record(build)
@@ -38,6 +39,7 @@ def test_a_rewritten_source_gets_its_builds_time_back_only_if_its_bytes_are_the_
     _write_again(code / "same.cpp", "int same;")
     _write_again(code / "helper.h", "// included by both")
     _write_again(code / "changed.cpp", "int changed = 1;")
+    _write_again(code / "notes.txt", "not a source")  # same bytes, but no source: left alone
 
     restored = sources.restore_times(build)
 

@@ -21,6 +21,9 @@ import re
 from pathlib import Path
 
 RECORD = ".kb-sources.json"  # beside build.ninja: {path: [sha256, mtime_ns]} of the last build
+# the files beside a source that may be its headers; nothing else of its folder is touched
+SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx",
+                   ".inc", ".inl"}
 COMPILE_STEP = re.compile(r"^build .+?: (?:compile|cuda_compile|sycl_compile) (.+)$")
 
 
@@ -36,7 +39,8 @@ def ninja_sources(ninja_text: str) -> list[Path]:
 
 def watched(build_directory: Path) -> list[Path]:
     """The files whose times decide a rebuild and that a candidate may write again: each
-    source outside build_directory, and the files beside it (headers it writes with it)."""
+    source outside build_directory, and the C/C++/CUDA files beside it (headers it writes
+    with it)."""
     ninja = build_directory / "build.ninja"
     if not ninja.is_file():
         return []
@@ -47,7 +51,8 @@ def watched(build_directory: Path) -> list[Path]:
             continue  # torch's own copies (load_inline), written only when their text changed
         files.add(source)
         if source.parent.is_dir():
-            files.update(p for p in source.parent.iterdir() if p.is_file())
+            files.update(p for p in source.parent.iterdir()
+                         if p.suffix in SOURCE_SUFFIXES and p.is_file())
     return sorted(files)
 
 

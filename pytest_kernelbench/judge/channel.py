@@ -99,11 +99,12 @@ class WorkerChannel:
         assert case.candidate is not None
         path = case.candidate.path
         if path not in self._envs:  # read and hashed once, not on every request
-            folder = builds.build_folder(self.build_cache, path.read_bytes(),
-                                         builds.toolchain(self.arch))
+            source = path.read_bytes()
+            folder = builds.build_folder(self.build_cache, source, builds.toolchain(self.arch))
             env = builds.build_env(folder, self.arch)
             headers = self.build_cache / builds.HEADERS_FOLDER
-            if self.settings.build_headers and headers.is_dir():
+            if self.settings.build_headers and headers.is_dir() and \
+                    builds.needs_build(source.decode(errors="replace")):
                 env[pch.ROOT_ENV] = str(headers)
             self._envs[path] = env
         return self._envs[path]
