@@ -79,3 +79,16 @@ def test_torchs_load_of_a_rewritten_source_compiles_only_when_its_bytes_changed(
     built = _load_in_a_fresh_process(monkeypatch, source, build, one)
     assert _load_in_a_fresh_process(monkeypatch, source, build, one) == built
     assert _load_in_a_fresh_process(monkeypatch, source, build, one.replace("1;", "2;")) != built
+
+
+def test_each_wrapper_of_torchs_ninja_runner_is_installed_once_whatever_came_after_it(monkeypatch):
+    from pytest_kernelbench.building import pch
+
+    monkeypatch.setattr(cpp_extension, "_run_ninja_build", cpp_extension._run_ninja_build)
+    sources.keep_unchanged_sources()
+    pch.use_for_builds()
+    runner = cpp_extension._run_ninja_build
+    sources.keep_unchanged_sources()  # a second candidate's load in the same process
+    pch.use_for_builds()
+    assert cpp_extension._run_ninja_build is runner
+    assert runner.kb_marks == {"keeps_times", "headers"}

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_kernelbench import confine, faults
-from pytest_kernelbench.building import pch
+from pytest_kernelbench.building import ninja, pch
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.suite.discovery import Case
 
@@ -620,38 +620,30 @@ def echo_build_errors() -> None:
     an exception that a candidate's own try/except may swallow: the record can then say why a
     candidate runs without its kernel. (Wraps torch's private ninja runner, where it exists.)
     """
-    import torch.utils.cpp_extension as cpp_extension
+    def wrap(run: ninja.Runner) -> ninja.Runner:
+        def echoing(*args, **kwargs):
+            try:
+                return run(*args, **kwargs)
+            except RuntimeError as exc:
+                # The transcript, then its first errors on one line: what is read back of a
+                # worker's output is its tail (a transcript runs to kilobytes of command lines).
+                print(f"{exc}\n{failure_line(str(exc))}", file=sys.stderr, flush=True)
+                raise
+        return echoing
 
-    run = getattr(cpp_extension, "_run_ninja_build", None)
-    if run is None or getattr(run, "kb_echoes", False):
-        return
-
-    def echoing(*args, **kwargs):
-        try:
-            return run(*args, **kwargs)
-        except RuntimeError as exc:
-            # The transcript, then its first errors on one line: what is read back of a
-            # worker's output is its tail (a transcript runs to kilobytes of command lines).
-            print(f"{exc}\n{failure_line(str(exc))}", file=sys.stderr, flush=True)
-            raise
-
-    echoing.kb_echoes = True  # type: ignore[attr-defined]
-    cpp_extension._run_ninja_build = echoing
+    ninja.wrap_runner("echoes", wrap)
 
 
 def replay_failure(folder: Path) -> None:
     """Make a build of this folder fail at once with its recorded compiler lines, when the same
     source failed to build with the same toolchain before: attempted once, not in every item
     (a module-level build that fails costs 45-77 s of nvcc each time)."""
-    import torch.utils.cpp_extension as cpp_extension
-
     recorded = failure(folder)
-    if not recorded or getattr(cpp_extension._run_ninja_build, "kb_replays", False):
+    if not recorded:
         return
 
     def replay(*args, **kwargs):
         raise RuntimeError(f"Error building extension (failed before with this source and "
                            f"toolchain, not attempted again): {recorded}")
 
-    replay.kb_replays = True  # type: ignore[attr-defined]
-    cpp_extension._run_ninja_build = replay
+    ninja.wrap_runner("replays", lambda run: replay)

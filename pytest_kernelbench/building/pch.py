@@ -33,6 +33,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from pytest_kernelbench.building import ninja
+
 HEADER = Path("torch") / "extension.h"
 PRECOMPILED = HEADER.with_name("extension.h.gch")
 FAILED = ".kb-pch-failed"
@@ -298,19 +300,14 @@ def for_build(build_directory: str) -> Path | None:
 def use_for_builds() -> None:
     """Let each extension build of this process (a build process, or a worker whose candidate
     builds at its item) find the precompiled torch header the harness made for its compile
-    command, if any. (Wraps torch's private ninja runner.)"""
-    import torch.utils.cpp_extension as cpp_extension
+    command, if any (wraps torch's ninja runner, ninja.py)."""
+    def wrap(run: ninja.Runner) -> ninja.Runner:
+        def with_headers(build_directory, *args, **kwargs):
+            with on_cpath(for_build(build_directory)):
+                return run(build_directory, *args, **kwargs)
+        return with_headers
 
-    run = getattr(cpp_extension, "_run_ninja_build", None)
-    if run is None or getattr(run, "kb_headers", False):
-        return
-
-    def with_headers(build_directory, *args, **kwargs):
-        with on_cpath(for_build(build_directory)):
-            return run(build_directory, *args, **kwargs)
-
-    with_headers.kb_headers = True  # type: ignore[attr-defined]
-    cpp_extension._run_ninja_build = with_headers
+    ninja.wrap_runner("headers", wrap)
 
 
 def _called_name(func: ast.expr) -> str:

@@ -20,6 +20,8 @@ import os
 import re
 from pathlib import Path
 
+from pytest_kernelbench.building import ninja
+
 RECORD = ".kb-sources.json"  # beside build.ninja: {path: [sha256, mtime_ns]} of the last build
 # the files beside a source that may be its headers; nothing else of its folder is touched
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx",
@@ -92,23 +94,18 @@ def restore_times(build_directory: Path) -> list[Path]:
 
 
 def keep_unchanged_sources() -> None:
-    """Wrap torch's private ninja runner in this process: restore_times before each build,
+    """Wrap torch's ninja runner in this process (ninja.py): restore_times before each build,
     record after each successful one."""
-    import torch.utils.cpp_extension as cpp_extension
+    def wrap(run: ninja.Runner) -> ninja.Runner:
+        def keeping(build_directory, *args, **kwargs):
+            folder = Path(build_directory)
+            restore_times(folder)
+            result = run(build_directory, *args, **kwargs)
+            try:
+                record(folder)
+            except OSError:
+                pass  # the next build compiles as ninja decides, no worse than without a record
+            return result
+        return keeping
 
-    run = getattr(cpp_extension, "_run_ninja_build", None)
-    if run is None or getattr(run, "kb_keeps_times", False):
-        return
-
-    def keeping(build_directory, *args, **kwargs):
-        folder = Path(build_directory)
-        restore_times(folder)
-        result = run(build_directory, *args, **kwargs)
-        try:
-            record(folder)
-        except OSError:
-            pass  # the next build compiles as ninja decides, no worse than without a record
-        return result
-
-    keeping.kb_keeps_times = True  # type: ignore[attr-defined]
-    cpp_extension._run_ninja_build = keeping
+    ninja.wrap_runner("keeps_times", wrap)
