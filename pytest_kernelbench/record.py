@@ -84,6 +84,7 @@ class Record(TypedDict, total=False):
     held: dict[str, list[float]] | None
     aside: dict[str, list[list[float]]] | None  # spans a stage let the device go (builds, timings)
     placement: dict[str, str | None] | None
+    memory: dict[str, Any] | None  # out_of_memory: the device's memory then (gpu/memory.py)
     fingerprint: Fingerprint | None
 
 

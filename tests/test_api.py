@@ -266,6 +266,25 @@ def test_a_stage_short_of_memory_beside_other_work_is_judged_again_alone():
     assert {"correct", "correct_beside_others"} <= set(result["held"])
 
 
+ALWAYS_SHORT_OF_MEMORY = '''
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        raise RuntimeError("CUDA out of memory. Tried to allocate 4.00 TiB")
+'''
+
+
+def test_an_out_of_memory_verdict_says_what_memory_the_case_had():
+    result = valid(evaluate(RELU, ALWAYS_SHORT_OF_MEMORY, **FAST))
+    assert result["status"] == "out_of_memory"
+    memory = result["memory"]
+    # judged again after every other process of the run gave its memory back
+    assert memory["others_gave_back_first"] is True and memory["others_silent"] == 0
+    assert 0 < memory["free_at_start_bytes"] <= memory["total_bytes"]
+
+
 LINEAR = '''
 import torch
 import torch.nn as nn

@@ -174,6 +174,7 @@ class Sandbox:
         self.start_parts: dict[str, float] = {}  # of which: confinement, CUDA context and check
         # (problem, candidate) and what the worker reported refusing, in answer to a release
         self.unreported: tuple[tuple | None, list[str]] | None = None
+        self.oom_peak_bytes: int | None = None  # a worker's peak, when it ran out of memory
 
     def request(self, header: wire.Request, timeout_s: float) -> Reply | Fault:
         """Send one request to the candidate's worker and wait at most timeout_s for its reply."""
@@ -218,6 +219,8 @@ class Sandbox:
         if not reply.get("ok"):
             if reply.get("status") == faults.CUDA_ERROR:
                 self.stop_child()  # a CUDA error poisons the context for every later request
+            if reply.get("status") == faults.OUT_OF_MEMORY:
+                self.oom_peak_bytes = reply.get("peak_bytes")
             log = self._log_since(log_start)
             details = (reply.get("details") or "") + (f"\n--- worker output ---\n{log}" if log else "")
             return Fault(reply.get("status", faults.RUNTIME_ERROR), reply.get("error", ""), details)

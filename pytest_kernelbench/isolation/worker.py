@@ -171,7 +171,10 @@ class Worker:
     def failure(self, status: str, message: str, details: str) -> dict:
         if status == faults.CUDA_ERROR:
             self.loaded = None  # the CUDA context is lost; the parent replaces this process
-        return {"ok": False, "status": status, "error": message, "details": details}
+        reply = {"ok": False, "status": status, "error": message, "details": details}
+        if status == faults.OUT_OF_MEMORY:  # the most this worker ever held, for the record
+            reply["peak_bytes"] = loading.peak_device_bytes()
+        return reply
 
     def load(self, request: dict) -> Loaded:
         key = (request["problem"], request["candidate"], request["seed"], request["device"],

@@ -20,7 +20,7 @@ from typing import Any
 from pytest_kernelbench import faults
 from pytest_kernelbench.building import builds
 from pytest_kernelbench.building.builds import cuda_arch
-from pytest_kernelbench.gpu import devices, roofline
+from pytest_kernelbench.gpu import devices, memory, roofline
 from pytest_kernelbench.gpu.devices import device_lock, driver_version, use_device
 from pytest_kernelbench.isolation.sandbox import Sandbox
 from pytest_kernelbench.judge import answers, attribute_stage, profile_stage, speed_stage
@@ -91,12 +91,16 @@ class Evaluator:
         self._build_waits: dict[Case, float] = {}  # seconds a compile item waited for its build
         self._timed: dict[Case, Timed] = {}  # timed cases awaiting attribution and verdict
         self._ceilings: dict[str, roofline.Ceilings] = {}
+        # Among the judging processes of the device, each gives its memory back to a case that
+        # ran out of it beside them (gpu/memory.py).
+        self.membership = memory.Membership(device)
         self._baseline_cache = BaselineCache(set(), sorted({*summary_ps(settings.p),
                                                             settings.flag_speedup}),
                                              self._device_facts())
 
     def close(self) -> None:
         self.sandbox.close()
+        self.membership.close()
 
     def tolerances(self, case: Case) -> tuple[float, float]:
         return answers.tolerances(self.settings, self.overrides, case)
@@ -156,19 +160,23 @@ class Evaluator:
             self._last_case = f"{case.problem.key}[{case.id}]"
             outer = devices.holding_a_device()
             outcome = self._held(case, stage, run, exclusive)
-            if outcome.status == faults.OUT_OF_MEMORY and not exclusive and not outer:
-                outcome = self._alone_after_oom(case, stage, run, outcome)
+            if outcome.status == faults.OUT_OF_MEMORY and not outer:
+                outcome = self._alone_after_oom(case, stage, run, outcome, exclusive)
             self._done[key] = outcome
         return self._done[key]
 
-    def _alone_after_oom(self, case: Case, stage: str, run: Stage, beside: Outcome) -> Outcome:
-        """A stage that ran out of memory while other work shared the device runs once more
-        with the device to itself, in a fresh worker: the other workers' stages held part of
-        the memory, and a verdict must not depend on what ran beside the candidate."""
-        self.sandbox.stop_child()
-        outcome = self._held(case, stage, run, exclusive=True)
+    def _alone_after_oom(self, case: Case, stage: str, run: Stage, beside: Outcome,
+                         was_exclusive: bool) -> Outcome:
+        """A stage that ran out of memory while other work shared the device's memory (a
+        timing holds the device alone, but not its memory) runs once more with the device to
+        itself, in a fresh worker, once every other process of the run on the device gave its
+        memory back (memory.claim_memory): a verdict must not depend on what ran beside the
+        candidate."""
+        with memory.claim_memory(self.device, self._give_memory_back) as room:
+            outcome = self._held(case, stage, run, exclusive=True, claim=room)
         first = (beside.record.get("held") or {}).get(stage)
-        if first:  # a shared hold like any other, for the check that no timing overlapped it
+        # a shared first hold, like any other, for the check that no timing overlapped it
+        if first and not was_exclusive:
             name = f"{stage}_beside_others"
             mark_held(outcome.record, name, first)
             spans = (beside.record.get("aside") or {}).get(stage)
@@ -178,13 +186,23 @@ class Evaluator:
                  f"again with the device to itself (the first run said: {beside.message})")
         return outcome
 
-    def _held(self, case: Case, stage: str, run: Stage, exclusive: bool) -> Outcome:
-        """Run one stage under the device lock and note in its record how it held it."""
+    def _held(self, case: Case, stage: str, run: Stage, exclusive: bool,
+              claim: Callable[[], memory.Room] | None = None) -> Outcome:
+        """Run one stage under the device lock and note in its record how it held it. A
+        process asks for the device only once no other's claim to its memory stands (claim:
+        this stage's own, which says what it got once the device is held)."""
         asked = time.monotonic()
+        if claim is None and not devices.holding_a_device():
+            memory.serve_claims(self.device, self._give_memory_back)
         with device_lock(self.device, exclusive, self.timing_batch,
                          idle_first=self.settings.drain == "stop") as hold:
             held_from = time.time()
             lock_wait_s = time.monotonic() - asked
+            room = claim() if claim is not None else None
+            if room is None:
+                room = memory.Room(0, 0, *memory.free_and_total(self.device))
+            self.sandbox.oom_peak_bytes = None
+            loading.reset_peak_device_bytes()
             outer_hold, self.sandbox.hold = self.sandbox.hold, hold
             # --kb-timeout bounds the stage: its requests share what is left of it (a stage
             # that runs an earlier one first gets its own time back afterwards).
@@ -196,6 +214,9 @@ class Evaluator:
                 self._let_go_of_memory()
                 self.sandbox.pause()  # still under the lock: nothing of it runs past the stage
             held_to = time.time()
+        if outcome.status == faults.OUT_OF_MEMORY:
+            note_memory(outcome.record, room, claim is not None, self.sandbox.oom_peak_bytes,
+                        loading.peak_device_bytes())
         self._note_hold(outcome, stage, [round(held_from, 6), round(held_to, 6)], lock_wait_s,
                         hold)
         return outcome
@@ -232,6 +253,14 @@ class Evaluator:
                      "work sharing it was stopped: something outside this run's control ran "
                      "beside this stage")
 
+    def _give_memory_back(self) -> None:
+        """Everything this process and its worker hold on the device, for another case's claim:
+        the worker is stopped (the next request starts a fresh one), the reference keeps only
+        its model."""
+        self.sandbox.stop_child()
+        self.reference.give_back()
+        loading.release_cached_memory()
+
     def _let_go_of_memory(self) -> None:
         """What a stage leaves behind is given back before the next lock is asked for: the
         workers of a run share the device's memory, and one waiting for the device must not
@@ -260,6 +289,16 @@ class Evaluator:
         import torch
 
         return {"gpu": torch.cuda.get_device_name(self.device), "driver": driver_version()}
+
+
+def note_memory(record: Record, room: memory.Room, claimed: bool, worker_peak_bytes: int | None,
+                judge_peak_bytes: int | None) -> None:
+    """What an out_of_memory verdict ran with: the device's total and free bytes when the stage
+    took it, whether every other process of the run had given its memory back first (claimed),
+    and the most the candidate's worker and this process's reference side held."""
+    record["memory"] = {**room.as_dict(), "others_gave_back_first": claimed,
+                        "worker_peak_bytes": worker_peak_bytes,
+                        "judge_peak_bytes": judge_peak_bytes}
 
 
 def placement(device: str, worker: str | None = None) -> dict[str, str | None]:

@@ -223,13 +223,21 @@ class ReferenceSide:
         self._facts.pop("baseline_model", None)
         self._facts.pop("model64", None)
 
-    def let_go_of_outputs(self) -> None:
-        """Large outputs are computed again when asked for (of the compile stage's draw, the
-        only one a later stage asks for again, that costs one reference call)."""
-        if nested.nbytes(self._expected) > KEPT_OUTPUTS_BYTES:
+    def let_go_of_outputs(self, kept_bytes: int = KEPT_OUTPUTS_BYTES) -> None:
+        """Outputs over kept_bytes are computed again when asked for (of the compile stage's
+        draw, the only one a later stage asks for again, that costs one reference call)."""
+        if nested.nbytes(self._expected) > kept_bytes:
             self._expected = {}
-        if nested.nbytes(self._facts.get("precise")) > KEPT_OUTPUTS_BYTES:
-            self._facts.pop("precise")
+        if nested.nbytes(self._facts.get("precise")) > kept_bytes:
+            self._facts.pop("precise", None)
+
+    def give_back(self) -> None:
+        """Drop what is built again when asked for (every output, the float64 and baseline
+        copies of the model): another case needs the device's memory (gpu/memory.py). The
+        model itself stays: a reference that keeps state between calls must not restart."""
+        self.let_go_of_outputs(kept_bytes=-1)
+        self._facts.pop("baseline_model", None)
+        self._facts.pop("model64", None)
 
     def _overflows(self, output: Any) -> str:
         """Why the reference cannot be judged against at a low precision, when its output holds

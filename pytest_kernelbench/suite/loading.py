@@ -312,6 +312,20 @@ def use_huge_pages() -> None:
     os.environ.setdefault(HUGE_PAGES_VARIABLE, "1")
 
 
+def peak_device_bytes() -> int | None:
+    """The most GPU memory this process's allocator has held at once (None without CUDA)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return None
+    return int(torch.cuda.max_memory_reserved())
+
+
+def reset_peak_device_bytes() -> None:
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        torch.cuda.reset_peak_memory_stats()
+
+
 def release_cached_memory(keep_bytes: int = 0) -> None:
     """Give the GPU memory this process's allocator keeps cached back to the driver, so that
     processes sharing the GPU (xdist workers and their sandboxes) do not run each other out of

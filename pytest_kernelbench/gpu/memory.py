@@ -1,0 +1,205 @@
+"""A device's memory, given back by every process of the run to a case that ran out of it.
+
+The processes of a run share each device's memory: other xdist workers' pytest processes (their
+reference side) and their sandbox workers (a loaded candidate, its buffers and cached blocks)
+keep what they hold between stages. A case that runs out of memory beside them is judged again
+only once they gave it back, so that `out_of_memory` means the case does not fit the card.
+
+The protocol works through files beside the device's lock, like the timing gate:
+- every judging process of a device is a **member** (a file in `<lock>.members/`, locked by its
+  owner, so a dead member's file is known stale);
+- the case's process posts a **claim** (a file in `<lock>.claims/`, locked likewise), gives its
+  own memory back, and waits until every other member acknowledged it (or CLAIM_WAIT_S passed);
+- a member sees the claim before it next asks for the device (`serve_claims`), gives its memory
+  back (its worker stopped, its reference outputs and cached blocks dropped), writes its
+  acknowledgement and waits, holding no lock, until no claim stands;
+- the claimer takes the device alone, reads the free memory it starts with, runs the stage and
+  withdraws its claim.
+A member in the middle of a stage answers once that stage ends; several claims at once are
+served in the order their owners take the device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_kernelbench.gpu.devices import QUIET_POLL_S, lock_path
+
+# How long a claimer waits for the other members; one in a long stage of its own (a slow
+# reference, a build it waits for) answers only when that ends, and the claim goes on without it.
+CLAIM_WAIT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Room:
+    """What a claim got: how many other members gave their memory back, how many did not answer
+    in time, and the device's free and total bytes when the claimer took it alone."""
+
+    gave_back: int
+    silent: int
+    free_bytes: int | None = None
+    total_bytes: int | None = None
+
+    def as_dict(self) -> dict[str, int | None]:
+        return {"others_gave_back": self.gave_back, "others_silent": self.silent,
+                "free_at_start_bytes": self.free_bytes, "total_bytes": self.total_bytes}
+
+
+def _folder(device: str, kind: str) -> Path:
+    folder = lock_path(device).with_suffix(f".{kind}")
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+class _OwnedFile:
+    """A file locked by its owner for as long as it lives; a reader that can lock it knows the
+    owner is gone."""
+
+    def __init__(self, folder: Path, name: str):
+        self.path = folder / name
+        self._handle = open(self.path, "a+")
+        fcntl.flock(self._handle, fcntl.LOCK_EX)
+
+    def close(self) -> None:
+        self.path.unlink(missing_ok=True)
+        self._handle.close()
+
+
+def _alive(path: Path) -> bool:
+    """Whether the owner of an owned file still holds it; a stale one is removed."""
+    try:
+        with open(path) as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            path.unlink(missing_ok=True)
+            return False
+    except OSError:
+        return False
+
+
+class Membership:
+    """This process's place among the judging processes of a device."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self.name = str(os.getpid())
+        self._file = _OwnedFile(_folder(device, "members"), self.name)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def members(device: str) -> list[str]:
+    """The names of the live members of a device."""
+    folder = _folder(device, "members")
+    return sorted(p.name for p in folder.iterdir() if _alive(p))
+
+
+def claims(device: str) -> list[str]:
+    """The live claims on a device (their file names, each '<owner pid>-<serial>')."""
+    folder = _folder(device, "claims")
+    return sorted(p.name for p in folder.iterdir() if "." not in p.name and _alive(p))
+
+
+def acknowledged(device: str, claim: str) -> set[str]:
+    """The members that gave their memory back for a claim."""
+    folder = _folder(device, "claims")
+    return {p.name.rpartition(".")[2] for p in folder.glob(f"{claim}.ack.*")}
+
+
+def _acknowledge(device: str, claim: str, member: str) -> None:
+    (_folder(device, "claims") / f"{claim}.ack.{member}").touch()
+
+
+def _owner(claim: str) -> str:
+    return claim.partition("-")[0]
+
+
+_SERIAL = iter(range(sys.maxsize))
+
+
+@contextlib.contextmanager
+def claim_memory(device: str, give_back: Callable[[], None],
+                 wait_s: float = CLAIM_WAIT_S) -> Iterator[Callable[[], Room]]:
+    """Claim the device's memory for the block: give this process's memory back, wait until
+    every other member did the same (or wait_s passed), and yield a function that, called once
+    the device is held alone, says what the claim got. The claim stands until the block ends."""
+    me = str(os.getpid())
+    claim = _OwnedFile(_folder(device, "claims"), f"{me}-{next(_SERIAL)}")
+    name = claim.path.name
+    try:
+        give_back()
+        deadline = time.monotonic() + wait_s
+        while True:
+            serve_claims(device, give_back, wait=False)  # another claimer's, at the same time
+            others = set(members(device)) - {me}
+            answered = acknowledged(device, name) & others
+            if answered >= others or time.monotonic() > deadline:
+                break
+            time.sleep(QUIET_POLL_S)
+
+        def room() -> Room:
+            free, total = free_and_total(device)
+            return Room(len(answered), len(others - answered), free, total)
+
+        yield room
+    finally:
+        for ack in _folder(device, "claims").glob(f"{name}.ack.*"):
+            ack.unlink(missing_ok=True)
+        claim.close()
+
+
+_SERVED: set[str] = set()  # the claims this process gave its memory back for
+
+
+def serve_claims(device: str, give_back: Callable[[], None], wait: bool = True) -> None:
+    """Before this process asks for the device: give its memory back once for each other
+    process's claim and acknowledge it; with wait, stay off the device until no claim stands
+    (a claimer serving another's claim does not wait: each would wait for the other)."""
+    me = str(os.getpid())
+    while True:
+        standing = [c for c in claims(device) if _owner(c) != me]
+        fresh = [c for c in standing if c not in _SERVED]
+        if fresh:
+            give_back()
+            for claim in fresh:
+                _acknowledge(device, claim, me)
+                _SERVED.add(claim)
+        if not standing or not wait:
+            return
+        time.sleep(QUIET_POLL_S)
+
+
+def free_and_total(device: str) -> tuple[int | None, int | None]:
+    """The device's free and total bytes: the driver's figures on CUDA; the host's available
+    and total memory elsewhere (None where they cannot be read)."""
+    if device.startswith("cuda"):
+        import torch
+
+        free, total = torch.cuda.mem_get_info(device)
+        return int(free), int(total)
+    return host_memory(Path("/proc/meminfo"))
+
+
+def host_memory(meminfo: Path) -> tuple[int | None, int | None]:
+    """MemAvailable and MemTotal of a /proc/meminfo, in bytes."""
+    try:
+        text = meminfo.read_text()
+    except OSError:
+        return None, None
+    fields = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            fields[key] = int(parts[0]) * 1024
+    return fields.get("MemAvailable"), fields.get("MemTotal")

@@ -1,0 +1,154 @@
+"""The processes of a run give a device's memory back to a case that ran out of it
+(gpu/memory.py): members acknowledge a claim and stay off the device until it is withdrawn."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pytest_kernelbench.gpu import memory
+
+# A member process: serves claims before each of its "stages" and notes when it gave back
+# memory and when it went on to take the device.
+MEMBER = textwrap.dedent('''
+    import sys, time
+    from pathlib import Path
+    from pytest_kernelbench.gpu import memory
+    device, log = sys.argv[1], Path(sys.argv[2])
+    member = memory.Membership(device)
+    def give_back():
+        with log.open("a") as out:
+            out.write(f"gave {time.time()}\\n")
+    log.write_text("ready\\n")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        memory.serve_claims(device, give_back)
+        with log.open("a") as out:
+            out.write(f"stage {time.time()}\\n")
+        time.sleep(0.05)
+''')
+
+
+@pytest.fixture
+def device(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    return f"testdev{uuid.uuid4().hex[:8]}"
+
+
+def start_member(device: str, log: Path, script: str = MEMBER) -> subprocess.Popen:
+    member = subprocess.Popen([sys.executable, "-c", script, device, str(log)],
+                              env={**os.environ, "TMPDIR": tempfile.gettempdir()})
+    deadline = time.monotonic() + 30
+    while not (log.exists() and log.read_text().startswith("ready")):
+        assert time.monotonic() < deadline and member.poll() is None, "member did not start"
+        time.sleep(0.02)
+    return member
+
+
+def test_a_claim_waits_until_every_other_member_gave_its_memory_back(device, tmp_path):
+    log = tmp_path / "member.log"
+    member = start_member(device, log)
+    try:
+        mine = []
+        with memory.claim_memory(device, lambda: mine.append(1), wait_s=20) as room:
+            got = room()
+            gave = [line for line in log.read_text().splitlines() if line.startswith("gave")]
+            claimed_at = time.time()
+            time.sleep(0.5)  # the member stays off the device while the claim stands
+        lines = log.read_text().splitlines()
+        during = [line for line in lines
+                  if line.startswith("stage") and claimed_at < float(line.split()[1]) < time.time() - 0.05]
+        assert mine == [1]
+        assert len(gave) == 1
+        assert (got.gave_back, got.silent) == (1, 0)
+        assert got.total_bytes and got.free_bytes is not None
+        assert not during
+    finally:
+        member.kill()
+        member.wait()
+
+
+def test_a_member_that_never_answers_is_counted_silent_after_the_wait(device, tmp_path):
+    log = tmp_path / "member.log"
+    silent = MEMBER.replace("memory.serve_claims(device, give_back)", "pass")
+    member = start_member(device, log, silent)
+    try:
+        began = time.monotonic()
+        with memory.claim_memory(device, lambda: None, wait_s=0.5) as room:
+            got = room()
+        assert time.monotonic() - began < 10
+        assert (got.gave_back, got.silent) == (0, 1)
+    finally:
+        member.kill()
+        member.wait()
+
+
+def test_a_dead_members_file_does_not_hold_a_claim_up(device, tmp_path):
+    log = tmp_path / "member.log"
+    member = start_member(device, log)
+    member.kill()
+    member.wait()
+    with memory.claim_memory(device, lambda: None, wait_s=20) as room:
+        got = room()
+    assert (got.gave_back, got.silent) == (0, 0)
+    assert memory.members(device) == []
+
+
+CLAIMER = textwrap.dedent('''
+    import sys, time
+    from pathlib import Path
+    from pytest_kernelbench.gpu import memory
+    device, log = sys.argv[1], Path(sys.argv[2])
+    member = memory.Membership(device)
+    log.write_text("ready\\n")
+    while not memory.claims(device):
+        time.sleep(0.01)
+    with memory.claim_memory(device, lambda: None, wait_s=20) as room:
+        got = room()
+    with log.open("a") as out:
+        out.write(f"claimed {got.gave_back} {got.silent}\\n")
+''')
+
+
+def test_two_claims_at_once_both_go_through(device, tmp_path):
+    # A claimer serves another's claim without waiting for it to end: neither waits for the
+    # other forever, and each sees the other give its memory back.
+    log = tmp_path / "claimer.log"
+    me = memory.Membership(device)
+    other = start_member(device, log, CLAIMER)
+    try:
+        with memory.claim_memory(device, lambda: None, wait_s=20) as room:
+            got = room()
+        # As this process's next stage would: it answers the other's claim, if it still
+        # stands, and stays off the device until that is withdrawn.
+        memory.serve_claims(device, lambda: None)
+        assert other.wait(timeout=20) == 0
+        assert (got.gave_back, got.silent) == (1, 0)
+        assert "claimed 1 0" in log.read_text()
+    finally:
+        me.close()
+        other.kill()
+        other.wait()
+
+
+def test_a_claim_is_withdrawn_when_its_block_ends(device):
+    with memory.claim_memory(device, lambda: None, wait_s=1):
+        assert len(memory.claims(device)) == 1
+    assert memory.claims(device) == []
+    assert not list(Path(tempfile.gettempdir()).glob("*.claims/*.ack.*"))
+
+
+def test_host_memory_reads_available_and_total_bytes(tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       24576000 kB\nMemFree:  100 kB\n"
+                       "MemAvailable:   20480000 kB\n")
+    assert memory.host_memory(meminfo) == (20480000 * 1024, 24576000 * 1024)
+    assert memory.host_memory(tmp_path / "missing") == (None, None)
