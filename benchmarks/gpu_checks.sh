@@ -5,7 +5,7 @@
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_ATTRIBUTION_SETS="attribution stream-order ..." (our sets the attribution section reads)]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
-#        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1]
+#        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1] [KB_BALLAST_GIB=GIB]
 #        [KB_WARM_LIMIT=SECONDS] [KB_BUILD_CACHE=DIR] [KB_REAL_ONLY=cold|warm] (realrun)
 #        [KB_CACHE_IN=DIR] [KB_CACHE_OUT=DIR] [KB_ORDER_FROM=REPORT] (realrun, on a fresh machine)
 #        [KB_STOP_AFTER=SECONDS] (interrupt)
@@ -54,6 +54,14 @@ run_upstream() {
 
 sections="${KB_SECTIONS:-eval hostile audit}"
 failed=0
+# KB_BALLAST_GIB: a process outside the run holds that much of the GPU for the whole call, so a
+# larger card judges as a smaller one would (the H200's 141 GB as an H100's 80 GB: 61).
+if [[ -n "${KB_BALLAST_GIB:-}" ]]; then
+    python3 -c "import sys, time, torch; x = torch.empty(int(float(sys.argv[1]) * 2**30), dtype=torch.uint8, device='cuda'); print('ballast: %.1f GiB held' % (x.numel() / 2**30), flush=True); time.sleep(86400)" "$KB_BALLAST_GIB" &
+    ballast=$!
+    trap 'kill $ballast 2>/dev/null' EXIT
+    sleep 15
+fi
 run_eval() {  # $1: report name; the rest: pytest arguments
     local name="$1"; shift
     local start=$(date +%s)
@@ -474,6 +482,12 @@ if [[ " $sections " == *" realrun "* ]]; then
             tar czf - -C "$KB_BUILD_CACHE" . | split -b 15m - "$KB_CACHE_OUT/kbcache.tgz."
         fi
     fi
+    for name in cold warm; do  # what ran out of memory, and with how much of the device free
+        if [[ -f "$out/realrun/$name.json" ]]; then
+            echo "== memory: $name"
+            python3 benchmarks/memory_verdicts.py "$out/realrun/$name.json" || failed=1
+        fi
+    done
     if [[ -f "$out/realrun/cold.json" && -f "$out/realrun/warm.json" ]]; then  # repeatability
         python3 benchmarks/compare_runs.py "$out/realrun/cold.json" "$out/realrun/warm.json" \
             --set "$(basename "${real#builtin:}")"
