@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -89,6 +90,52 @@ def test_a_member_that_never_answers_is_counted_silent_after_the_wait(device, tm
     finally:
         member.kill()
         member.wait()
+
+
+IDLE_MEMBER = textwrap.dedent('''
+    import sys, threading, time
+    from pathlib import Path
+    from pytest_kernelbench.gpu import memory
+    device, log = sys.argv[1], Path(sys.argv[2])
+    def give_back():
+        with log.open("a") as out:
+            out.write("gave\\n")
+    member = memory.Membership(device, give_back, threading.RLock())
+    log.write_text("ready\\n")
+    time.sleep(30)  # runs no stage: its thread answers
+''')
+
+
+def test_a_member_that_runs_no_stage_answers_from_its_thread(device, tmp_path):
+    log = tmp_path / "member.log"
+    member = start_member(device, log, IDLE_MEMBER)
+    try:
+        with memory.claim_memory(device, lambda: None, wait_s=20) as room:
+            got = room()
+        assert (got.gave_back, got.silent) == (1, 0)
+        assert log.read_text().splitlines()[1:] == ["gave"]
+    finally:
+        member.kill()
+        member.wait()
+
+
+def test_a_members_thread_leaves_a_claim_alone_while_a_stage_runs(device, tmp_path):
+    between_stages = threading.RLock()
+    gave = []
+    me = memory.Membership(device, lambda: gave.append(1), between_stages)
+    try:
+        with between_stages:  # a stage runs
+            claim = memory._OwnedFile(memory._folder(device, "claims"), "1-0")
+            time.sleep(3 * memory.IDLE_POLL_S)
+            assert gave == []
+        deadline = time.monotonic() + 10
+        while not gave and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert gave == [1]
+        assert memory.acknowledged(device, "1-0") == {str(os.getpid())}
+        claim.close()
+    finally:
+        me.close()
 
 
 def test_a_dead_members_file_does_not_hold_a_claim_up(device, tmp_path):

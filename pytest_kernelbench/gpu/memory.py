@@ -10,9 +10,10 @@ The protocol works through files beside the device's lock, like the timing gate:
   owner, so a dead member's file is known stale);
 - the case's process posts a **claim** (a file in `<lock>.claims/`, locked likewise), gives its
   own memory back, and waits until every other member acknowledged it (or CLAIM_WAIT_S passed);
-- a member sees the claim before it next asks for the device (`serve_claims`), gives its memory
-  back (its worker stopped, its reference outputs and cached blocks dropped), writes its
-  acknowledgement and waits, holding no lock, until no claim stands;
+- a member sees the claim before it next asks for the device (`serve_claims`), or, while it
+  runs no stage (an xdist worker with no item left), from a thread of its own; it gives its
+  memory back (its worker stopped, its reference outputs and cached blocks dropped), writes its
+  acknowledgement and, before its next stage, waits, holding no lock, until no claim stands;
 - the claimer takes the device alone, reads the free memory it starts with, runs the stage and
   withdraws its claim.
 A member in the middle of a stage answers once that stage ends; several claims at once are
@@ -25,6 +26,7 @@ import contextlib
 import fcntl
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ from pytest_kernelbench.gpu.devices import QUIET_POLL_S, lock_path
 # How long a claimer waits for the other members; one in a long stage of its own (a slow
 # reference, a build it waits for) answers only when that ends, and the claim goes on without it.
 CLAIM_WAIT_S = 60.0
+IDLE_POLL_S = 0.5  # how often a member that runs no stage looks for claims
 
 
 @dataclass(frozen=True)
@@ -87,14 +90,35 @@ def _alive(path: Path) -> bool:
 
 
 class Membership:
-    """This process's place among the judging processes of a device."""
+    """This process's place among the judging processes of a device. While `between_stages`
+    is free (its holder takes it for each stage), a thread serves claims with give_back."""
 
-    def __init__(self, device: str):
+    def __init__(self, device: str, give_back: Callable[[], None] | None = None,
+                 between_stages: threading.RLock | None = None):
         self.device = device
         self.name = str(os.getpid())
         self._file = _OwnedFile(_folder(device, "members"), self.name)
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        if give_back is not None and between_stages is not None:
+            self._thread = threading.Thread(target=self._serve_while_idle,
+                                            args=(give_back, between_stages),
+                                            name="kb-memory-claims", daemon=True)
+            self._thread.start()
+
+    def _serve_while_idle(self, give_back: Callable[[], None],
+                          between_stages: threading.RLock) -> None:
+        while not self._stopped.wait(IDLE_POLL_S):
+            if _fresh_claims(self.device) and between_stages.acquire(blocking=False):
+                try:
+                    serve_claims(self.device, give_back, wait=False)
+                finally:
+                    between_stages.release()
 
     def close(self) -> None:
+        self._stopped.set()
+        if self._thread is not None:
+            self._thread.join()
         self._file.close()
 
 
@@ -168,7 +192,7 @@ def serve_claims(device: str, give_back: Callable[[], None], wait: bool = True) 
     me = str(os.getpid())
     while True:
         standing = [c for c in claims(device) if _owner(c) != me]
-        fresh = [c for c in standing if c not in _SERVED]
+        fresh = _fresh_claims(device, standing)
         if fresh:
             give_back()
             for claim in fresh:
@@ -177,6 +201,14 @@ def serve_claims(device: str, give_back: Callable[[], None], wait: bool = True) 
         if not standing or not wait:
             return
         time.sleep(QUIET_POLL_S)
+
+
+def _fresh_claims(device: str, standing: list[str] | None = None) -> list[str]:
+    """Other processes' claims this process has not served yet."""
+    me = str(os.getpid())
+    if standing is None:
+        standing = [c for c in claims(device) if _owner(c) != me]
+    return [c for c in standing if c not in _SERVED]
 
 
 def free_and_total(device: str) -> tuple[int | None, int | None]:

@@ -12,6 +12,7 @@ first runs the stages it needs, and it holds the device for each.
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -93,7 +94,10 @@ class Evaluator:
         self._ceilings: dict[str, roofline.Ceilings] = {}
         # Among the judging processes of the device, each gives its memory back to a case that
         # ran out of it beside them (gpu/memory.py).
-        self.membership = memory.Membership(device)
+        # A thread serves claims while no stage runs (between_stages is free).
+        self._between_stages = threading.RLock()
+        self.membership = memory.Membership(device, self._give_memory_back,
+                                            self._between_stages)
         self._baseline_cache = BaselineCache(set(), sorted({*summary_ps(settings.p),
                                                             settings.flag_speedup}),
                                              self._device_facts())
@@ -191,6 +195,11 @@ class Evaluator:
         """Run one stage under the device lock and note in its record how it held it. A
         process asks for the device only once no other's claim to its memory stands (claim:
         this stage's own, which says what it got once the device is held)."""
+        with self._between_stages:
+            return self._held_between(case, stage, run, exclusive, claim)
+
+    def _held_between(self, case: Case, stage: str, run: Stage, exclusive: bool,
+                      claim: Callable[[], memory.Room] | None) -> Outcome:
         asked = time.monotonic()
         if claim is None and not devices.holding_a_device():
             memory.serve_claims(self.device, self._give_memory_back)
