@@ -11,9 +11,10 @@ PACKAGE_DIR defaults to the repository's pytest_kernelbench/; --all lists every 
 function by size instead of the largest few.
 
 The layers, lowest first (an import may point at its own layer or a lower one):
-foundation (faults, nested, record, precision, settings, confine, child_startup) < suite < gpu < building < isolation <
-judge < reporting < plugin, api. plugin and api share the top rank but are separate layers:
-neither may import the other, so `import pytest_kernelbench` never loads the plugin.
+foundation (faults, nested, record, precision, settings, confine, child_startup) < suite < gpu <
+building < isolation < judge < reporting < plugin, api. plugin and api share the top rank but
+are separate layers: neither may import the other, so `import pytest_kernelbench` never loads
+the plugin.
 
 Function-local imports count towards cycles: they only defer one. A function may still import
 an optional heavy dependency (torch, triton, matplotlib) of its own; it may not import the

@@ -183,8 +183,8 @@ class Sandbox:
         """Send one request to the candidate's worker and wait at most timeout_s for its reply."""
         key = (header.get("problem"), header.get("candidate"))
         self.start_s, self.start_parts, self.stopped_s = 0.0, {}, 0.0  # of this request alone
-        (of, started), self._started_since_release = self._started_since_release, (None, [])
-        self.started = started if of == key else []
+        (of, before), self._started_since_release = self._started_since_release, (None, [])
+        self.started = before if of == key else []
         if self.unreported is not None:  # said at the candidate's next request, if any
             (of, attempts), self.unreported = self.unreported, None
             if of == key:

@@ -6,8 +6,8 @@ import torch
 import torch.nn as nn
 
 # A Python child that writes where it may (its temporary folder) and reads the system.
-subprocess.run([sys.executable, "-c", "import tempfile, platform\n"
-                "with tempfile.NamedTemporaryFile('w') as f:\n    f.write(platform.platform())\n"],
+subprocess.run([sys.executable, "-c", "import os, sys, tempfile\n"
+                "with tempfile.NamedTemporaryFile('w') as f:\n    f.write(str(os.listdir(sys.prefix)))\n"],
                check=True)
 
 
