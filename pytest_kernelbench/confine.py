@@ -11,7 +11,11 @@ A process that runs candidate code (a sandbox worker, or a build process) enters
 The kernel enforces; this module only also watches (a Python audit hook) so that an attempt can
 be reported: kernel refusals surface as OSError that a candidate may swallow, and a record must
 still say what was tried. The watch is a reporter, not a barrier: code that goes around Python
-(ctypes, its own extension) is still refused by the kernel, only perhaps not reported.
+(ctypes, its own extension) is still refused by the kernel, only perhaps not reported. The watch
+also notes every process started, and follows the process's Python children: a process it forks
+keeps the hook, and every Python interpreter it starts installs it at startup (child_startup/
+sitecustomize.py, found through PYTHONPATH); both write what they see to a file in the scratch
+folder, which the watching process reads back with its own (take_attempts, take_started).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import errno
 import functools
 import json
 import os
+import shlex
 import site
 import socket
 import sys
@@ -30,6 +35,11 @@ from pathlib import Path
 
 MODES = ("auto", "require", "off")
 ENV_VAR = "KB_CONFINE_POLICY"  # a build process reads its policy here
+# What a Python child of a confined process reads at startup to watch itself: the policy, the
+# process group and the file to report to (child_startup/sitecustomize.py).
+WATCH_ENV = "KB_CONFINE_WATCH"
+CHILD_STARTUP = str(Path(__file__).resolve().parent / "child_startup")
+CHILDREN_REPORT = ".kb-children.jsonl"  # in the scratch folder
 
 # Landlock's system calls (one number on every architecture) and its access rights.
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
@@ -217,7 +227,9 @@ def enter(policy: Policy) -> Applied:
             applied.network = "tcp"
     else:
         applied.notes.append("this kernel offers no Landlock")
-    watch(policy)
+    report = os.path.join(policy.scratch, CHILDREN_REPORT)
+    watch(policy, report, owner=os.getpid())
+    watch_children(policy, report)
     ENTERED.append(applied)
     return applied
 
@@ -315,9 +327,12 @@ def _allow(ruleset: int, path: str, rights: int) -> None:
 
 # --- reporting attempts ----------------------------------------------------------------------
 
-ATTEMPTS: list[str] = []  # what this process tried and was refused, for its next reply
+ATTEMPTS: list[str] = []  # what this process and its children tried and were refused
+STARTED: list[str] = []  # the commands they started (allowed: a build runs ninja and compilers)
 ENTERED: list[Applied] = []  # the confinement this process entered, once it has
 MAX_ATTEMPTS = 10
+MAX_STARTED = 20
+MAX_COMMAND_CHARS = 300
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _PATH_WRITES = {"os.remove": 1, "os.rmdir": 1, "os.mkdir": 1, "os.chmod": 1, "os.chown": 1,
                 "os.truncate": 1, "os.utime": 1, "shutil.rmtree": 1, "os.rename": 2,
@@ -381,31 +396,136 @@ def _group_of(pid: int) -> int | None:
         return None
 
 
-def watch(policy: Policy) -> None:
-    """Record, in ATTEMPTS, each refused attempt that passes through Python."""
-    pid, group = os.getpid(), os.getpgrp()
+def started_command(event: str, args: tuple) -> str | None:
+    """The command an audit event starts a process with, in words (capped), or None."""
+    if event in ("os.fork", "os.forkpty"):
+        return "fork"
+    position = {"os.system": 0, "subprocess.Popen": 1, "os.posix_spawn": 1, "os.exec": 1,
+                "os.spawn": 2, "pty.spawn": 0}.get(event)
+    if position is None or len(args) <= position:
+        return None
+    command = args[position]
+    if isinstance(command, (str, bytes, os.PathLike)):
+        text = os.fsdecode(os.fspath(command))
+    else:
+        text = shlex.join(os.fsdecode(os.fspath(part)) if isinstance(part, (str, bytes, os.PathLike))
+                          else str(part) for part in command)
+    return text if len(text) <= MAX_COMMAND_CHARS else text[:MAX_COMMAND_CHARS - 1] + "…"
+
+
+@dataclass
+class _ChildrenReport:
+    """The file a watched process's children report to, and how much of it was read back."""
+
+    path: str = ""
+    read_bytes: int = 0
+
+
+_CHILDREN = _ChildrenReport()
+_WATCHED_EVENTS = ("os.", "socket.", "shutil.", "subprocess.", "pty.")
+
+
+def watch(policy: Policy, report: str = "", owner: int | None = None,
+          group: int | None = None) -> None:
+    """Record each refused attempt that passes through Python, and each process started: in
+    ATTEMPTS and STARTED while this is the process `owner`, else (a process it forked, or a
+    Python child) as lines appended to the `report` file. `group` is the watched process
+    group (this process's own by default)."""
+    group = os.getpgrp() if group is None else group
     busy = [False]
+    written: set[tuple[str, str]] = set()  # each line once per process, and a bounded number
+
+    def note(kind: str, text: str) -> None:
+        if os.getpid() == owner:
+            kept, cap = (ATTEMPTS, MAX_ATTEMPTS) if kind == "attempt" else (STARTED, MAX_STARTED)
+            if text not in kept and len(kept) < cap:
+                kept.append(text)
+        elif report and (kind, text) not in written and len(written) < MAX_ATTEMPTS + MAX_STARTED:
+            written.add((kind, text))
+            fd = os.open(report, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:  # one short write: lines from several processes never interleave
+                os.write(fd, (json.dumps({kind: text}) + "\n").encode())
+            finally:
+                os.close(fd)
 
     def hook(event: str, args: tuple) -> None:
-        if busy[0] or not (event == "open" or event.startswith(("os.", "socket.", "shutil."))):
+        if busy[0] or not (event == "open" or event.startswith(_WATCHED_EVENTS)):
             return
-        busy[0] = True  # resolving a path may raise events of its own
+        busy[0] = True  # resolving a path, or writing the report, raises events of its own
         try:
-            attempt = judge(policy, event, args, pid, group)
+            attempt = judge(policy, event, args, os.getpid(), group)
+            command = started_command(event, args)
+            if attempt:
+                note("attempt", attempt)
+            if command:
+                note("started", command)
         except Exception:  # noqa: BLE001 - a hook must never break the code it watches
-            attempt = None
+            pass
         finally:
             busy[0] = False
-        if attempt and attempt not in ATTEMPTS and len(ATTEMPTS) < MAX_ATTEMPTS:
-            ATTEMPTS.append(attempt)
 
     sys.addaudithook(hook)
 
 
+def watch_children(policy: Policy, report: str) -> None:
+    """Have every Python interpreter this process starts (directly or not) watch itself as this
+    one does, reporting to `report`: its environment names the policy, and PYTHONPATH leads to
+    child_startup/sitecustomize.py, which reads it. An interpreter started with -I, -E or -S,
+    or with an environment of its own making, skips it."""
+    _CHILDREN.path, _CHILDREN.read_bytes = report, 0
+    os.environ[WATCH_ENV] = json.dumps({"policy": policy.to_json(), "group": os.getpgrp(),
+                                        "report": report})
+    inherited = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = CHILD_STARTUP + (os.pathsep + inherited if inherited else "")
+
+
+def watch_as_child() -> None:
+    """In a Python interpreter a watched process started: watch this one too (see
+    watch_children); nothing where none is watched."""
+    text = os.environ.get(WATCH_ENV)
+    if not text:
+        return
+    told = json.loads(text)
+    watch(Policy.from_json(told["policy"]), told["report"], group=int(told["group"]))
+
+
+def _read_children_report() -> None:
+    """Add what this process's children reported since the last read to its own lists."""
+    if not _CHILDREN.path:
+        return
+    try:
+        with open(_CHILDREN.path, "rb") as handle:
+            handle.seek(_CHILDREN.read_bytes)
+            data = handle.read()
+    except OSError:
+        return
+    complete = data[:data.rfind(b"\n") + 1]  # a line still being written waits for next time
+    _CHILDREN.read_bytes += len(complete)
+    for line in complete.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # the file is in the candidate's reach: read what reads as a report
+        for kind, kept, cap in (("attempt", ATTEMPTS, MAX_ATTEMPTS),
+                                ("started", STARTED, MAX_STARTED)):
+            text = entry.get(kind) if isinstance(entry, dict) else None
+            if isinstance(text, str) and text not in kept and len(kept) < cap:
+                kept.append(text[:MAX_COMMAND_CHARS])
+
+
 def take_attempts() -> list[str]:
-    """The attempts recorded since the last call."""
+    """The attempts recorded since the last call, this process's children's included."""
+    _read_children_report()
     taken = list(ATTEMPTS)
     ATTEMPTS.clear()
+    return taken
+
+
+def take_started() -> list[str]:
+    """The commands this process and its children started since the last call."""
+    _read_children_report()
+    taken = list(STARTED)
+    STARTED.clear()
     return taken
 
 

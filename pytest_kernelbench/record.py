@@ -3,10 +3,10 @@
 `report.schema.json` (shipped with the package) is the contract and documents every field;
 `Record` mirrors it for type checkers, and a test keeps the two in step. A record is made by
 `new_record` and filled in stage by stage through the few writers below (a stage's fields in
-one `record.update({...})`, `add_flag`, `charge`, `mark_held`, `note_aside`); every other
-module only reads it, or writes through `set_status` and `set_fingerprint`. A record read back
-from JSON (a report, a `.jsonl` stream, an xdist worker's user_properties) comes in through
-`from_json`.
+one `record.update({...})`, `add_flag`, `charge`, `note_started`, `mark_held`, `note_aside`);
+every other module only reads it, or writes through `set_status` and `set_fingerprint`. A
+record read back from JSON (a report, a `.jsonl` stream, an xdist worker's user_properties)
+comes in through `from_json`.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ class Record(TypedDict, total=False):
     prebuild: dict[str, Any] | None  # the build phase's entry, as this worker saw it
     tf32_by_candidate: bool | None
     outside_names: list[str] | None  # globals taken from the problem's namespace
+    started_processes: list[str] | None  # commands its worker and their children ran
     static_scan: list[str] | None
     custom_kernels: list[str] | None
     launched_kernels: int | None
@@ -178,6 +179,21 @@ def charge(record: Record, stage: str, seconds: float, field: SecondsField = "ha
     spent = dict(record.get(field) or {})
     spent[stage] = round(spent.get(stage, 0.0) + seconds, 6)
     record[field] = spent
+
+
+MAX_STARTED_PROCESSES = 20
+
+
+def note_started(record: Record, commands: list[str]) -> None:
+    """Add the commands a request's worker (or its children) started, each once, at most
+    MAX_STARTED_PROCESSES in all."""
+    if not commands:
+        return
+    kept = list(record.get("started_processes") or [])
+    for command in commands:
+        if command not in kept and len(kept) < MAX_STARTED_PROCESSES:
+            kept.append(command)
+    record["started_processes"] = kept
 
 
 def mark_held(record: Record, stage: str, span: list[float]) -> None:

@@ -11,9 +11,10 @@ PACKAGE_DIR defaults to the repository's pytest_kernelbench/; --all lists every 
 function by size instead of the largest few.
 
 The layers, lowest first (an import may point at its own layer or a lower one):
-foundation (faults, nested, record, precision, settings, confine) < suite < gpu < building < isolation <
-judge < reporting < plugin, api. plugin and api share the top rank but are separate layers:
-neither may import the other, so `import pytest_kernelbench` never loads the plugin.
+foundation (faults, nested, record, precision, settings, confine, child_startup) < suite < gpu <
+building < isolation < judge < reporting < plugin, api. plugin and api share the top rank but
+are separate layers: neither may import the other, so `import pytest_kernelbench` never loads
+the plugin.
 
 Function-local imports count towards cycles: they only defer one. A function may still import
 an optional heavy dependency (torch, triton, matplotlib) of its own; it may not import the
@@ -35,7 +36,8 @@ PACKAGE = "pytest_kernelbench"
 # Each rank names its layers; each layer names the top-level modules or subpackages it holds.
 # The package's own __init__ re-exports the API, so it sits with the API.
 RANKS: tuple[dict[str, tuple[str, ...]], ...] = (
-    {"foundation": ("faults", "nested", "record", "precision", "settings", "confine")},
+    {"foundation": ("faults", "nested", "record", "precision", "settings", "confine",
+                    "child_startup")},
     {"suite": ("suite",)},
     {"gpu": ("gpu",)},
     {"building": ("building",)},

@@ -175,11 +175,17 @@ class Sandbox:
         # (problem, candidate) and what the worker reported refusing, in answer to a release
         self.unreported: tuple[tuple | None, list[str]] | None = None
         self.oom_peak_bytes: int | None = None  # a worker's peak, when it ran out of memory
+        # The commands the worker and its children started during the last request (and
+        # before it, since the release that ended the stage before), for the record
+        self.started: list[str] = []
+        self._started_since_release: tuple[tuple | None, list[str]] = (None, [])
 
     def request(self, header: wire.Request, timeout_s: float) -> Reply | Fault:
         """Send one request to the candidate's worker and wait at most timeout_s for its reply."""
         key = (header.get("problem"), header.get("candidate"))
         self.start_s, self.start_parts, self.stopped_s = 0.0, {}, 0.0  # of this request alone
+        (of, before), self._started_since_release = self._started_since_release, (None, [])
+        self.started = before if of == key else []
         if self.unreported is not None:  # said at the candidate's next request, if any
             (of, attempts), self.unreported = self.unreported, None
             if of == key:
@@ -213,6 +219,7 @@ class Sandbox:
         except (EOFError, OSError):
             return self._lost(log_start)
         wall_s = time.perf_counter() - started_s
+        self.started = [*self.started, *(reply.get("started") or [])]
         if reply.get("attempts"):
             self.stop_child()  # the verdict is settled; nothing more of it runs
             return violation(reply["attempts"], self.confinement)
@@ -270,6 +277,8 @@ class Sandbox:
                 # What it refused while no request ran (a thread of the candidate's).
                 if isinstance(reply, dict) and reply.get("attempts"):
                     self.unreported = (self.child_key, reply["attempts"])
+                if isinstance(reply, dict) and reply.get("started"):
+                    self._started_since_release = (self.child_key, list(reply["started"]))
                 return
         except (EOFError, OSError, ValueError):  # gone, or its answer is not a message
             pass

@@ -125,6 +125,9 @@ class Worker:
         attempts = confine.take_attempts()
         if attempts:  # refused by the kernel; the pytest process decides what that means
             reply["attempts"] = attempts
+        started = confine.take_started()
+        if started:  # processes it started, said on its record (not a fault by itself)
+            reply["started"] = started
         return reply, blobs
 
     def answer(self, request: dict) -> tuple[dict, list[bytes]]:

@@ -13,7 +13,7 @@ from typing import Any
 from pytest_kernelbench.building import builds, pch
 from pytest_kernelbench.isolation.sandbox import Fault, Reply, Sandbox
 from pytest_kernelbench.isolation.wire import Request
-from pytest_kernelbench.record import Record, charge
+from pytest_kernelbench.record import Record, charge, note_started
 from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite.discovery import Case
 
@@ -77,6 +77,7 @@ class WorkerChannel:
         reply = self.sandbox.request(header, self.deadline.left_s())
         stopped_s = self.sandbox.stopped_s
         charge(record, op, time.perf_counter() - started - stopped_s)
+        note_started(record, self.sandbox.started)
         if stopped_s:
             self.deadline.extend(stopped_s)
             charge(record, "stopped", stopped_s)
