@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench import faults
-from pytest_kernelbench.building import builds
 from pytest_kernelbench.building.builds import cuda_arch
 from pytest_kernelbench.gpu import devices, roofline
 from pytest_kernelbench.gpu.devices import device_lock, driver_version, use_device
@@ -41,7 +40,7 @@ from pytest_kernelbench.judge.outcome import (
 from pytest_kernelbench.judge.reference import ReferenceSide
 from pytest_kernelbench.judge.speed_stage import BaselineCache, Timed
 from pytest_kernelbench.record import Record, add_flag, charge, mark_held, note_aside, upstream_correct
-from pytest_kernelbench.settings import Settings, summary_ps
+from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite import loading
 from pytest_kernelbench.suite.discovery import Case
 from pytest_kernelbench.suite.integrity import ProblemDigests
@@ -74,11 +73,10 @@ class Evaluator:
         self.placement = placement(device, worker)
         self.reference = ReferenceSide(settings, device, functools.partial(
             answers.tolerances, settings, self.overrides))
-        build_cache = settings.build_cache or builds.default_cache_root()
         env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
         # Candidate code may not read other candidates or the builds made from them.
         self.sandbox = Sandbox(env, device, settings.confine,
-                               (*settings.candidate_dirs, build_cache),
+                               (*settings.candidate_dirs, settings.build_cache_root),
                                stops_for_timings=settings.drain == "stop")
         self.channel = WorkerChannel(self.sandbox, settings, device, self.arch,
                                      lambda: self.reference.lockstep is not None,
@@ -91,7 +89,7 @@ class Evaluator:
         self._build_waits: dict[Case, float] = {}  # seconds a compile item waited for its build
         self._timed: dict[Case, Timed] = {}  # timed cases awaiting attribution and verdict
         self._ceilings: dict[str, roofline.Ceilings] = {}
-        self._baseline_cache = BaselineCache(set(), sorted({*summary_ps(settings.p),
+        self._baseline_cache = BaselineCache(set(), sorted({*settings.summary_ps,
                                                             settings.flag_speedup}),
                                              self._device_facts())
 
