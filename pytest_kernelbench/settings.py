@@ -1,6 +1,7 @@
 """The validated settings of a run, and the table of options that sets them: each option's
-flag, help, parser and default, declared once. Pure Python: the pytest face (plugin/options.py)
-builds its options and ini twins from this table; the API builds Settings directly."""
+flag, help, parser, check and default, declared once. Pure Python: the pytest face
+(plugin/options.py) builds its options and ini twins from this table; the API builds Settings
+directly, whose constructor runs the same checks."""
 
 from __future__ import annotations
 
@@ -262,7 +263,8 @@ class Option:
     help: str  # "{default}" is replaced by the default as shown
     metavar: str | None = None  # None: a switch (store_true; ini: true/false)
     parse: Callable[[str], Any] | None = None
-    # The check of the field's value that Settings runs (parse ends with the same check).
+    # The check of the field's value that Settings runs (parse ends with the same check);
+    # the options that name a folder or file take a Path.
     check: Callable[[Any], Any] = check_path
     kind: str = "value"  # value, switch, dir (must exist), file (must exist), path, dirs
     ini: bool = True  # whether a file may set it
