@@ -17,7 +17,8 @@ import argparse
 import json
 import statistics
 
-from pytest_kernelbench.gpu.devices import GATHER_S, hold_spans, timed_alone
+from pytest_kernelbench.gpu.devices import GATHER_S
+from pytest_kernelbench.reporting.holds import hold_spans, timed_alone
 
 
 def drains(records: list[dict], batch: int, gather_s: float) -> list[tuple[float, str]]:

@@ -2,7 +2,7 @@
 
   python benchmarks/hold_gaps.py REPORT.json [--top 8]
 
-Reads each record's `held` spans (less `aside`, devices.hold_spans), one device per report.
+Reads each record's `held` spans (less `aside`, holds.hold_spans), one device per report.
 Prints:
 - the seconds each stage held the device, summed over the records (steps aside left out);
 - the seconds a single shared holder had the device while no timing ran, by stage and by
@@ -23,8 +23,8 @@ import collections
 import json
 import statistics
 
-from pytest_kernelbench.gpu.devices import held_alone, hold_spans, timed_alone
 from pytest_kernelbench.judge.speed_stage import UPSTREAM_PERF_TRIALS
+from pytest_kernelbench.reporting.holds import held_alone, hold_spans, timed_alone
 
 
 def events(records: list[dict]) -> list[tuple[float, int, bool, str]]:

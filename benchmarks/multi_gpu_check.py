@@ -20,7 +20,7 @@ from collections import defaultdict
 
 from compare_runs import LAUNCH_BOUND_S, percentile
 
-from pytest_kernelbench.gpu.devices import timing_overlaps
+from pytest_kernelbench.reporting.holds import timing_overlaps
 
 
 def load(path: str) -> list[dict]:

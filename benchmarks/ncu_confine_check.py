@@ -19,6 +19,7 @@ from pytest_kernelbench.building import builds
 from pytest_kernelbench.building.builds import cuda_arch
 from pytest_kernelbench.isolation import ncu
 from pytest_kernelbench.isolation.sandbox import Sandbox
+from pytest_kernelbench.settings import default_build_cache
 
 
 def main() -> int:
@@ -28,7 +29,7 @@ def main() -> int:
     parser.add_argument("--device", default="cuda")
     args = parser.parse_args()
     arch = cuda_arch(args.device)
-    folder = builds.build_folder(builds.default_cache_root(), args.candidate.read_bytes(),
+    folder = builds.build_folder(default_build_cache(), args.candidate.read_bytes(),
                                  builds.toolchain(arch))
     header = {"op": "ncu", "problem": str(args.problem.resolve()),
               "candidate": str(args.candidate.resolve()), "seed": 42, "device": "cuda:0",

@@ -12,7 +12,7 @@ how long they ran, the cores' use meanwhile, the precompiled torch headers); sec
 candidate for each harness stage, each part of the workers' loads and each part of the
 timings; the GPU's idle fraction, the share of the run's wall time in which no item held the
 device (from the records' `held` intervals: stages hold the device while they run candidate
-code on it); and how the device was shared (devices.device_schedule): seconds held
+code on it); and how the device was shared (holds.device_schedule): seconds held
 alone by timings, seconds of shared holds and how many held at once, and how many timings each
 drain of the shared work let in. Records whose speedup the harness's checks changed or let
 stand after a disagreement (a baseline slowed in the candidate's process, the harness's clock)
@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pytest_kernelbench.gpu.devices import device_schedule, hold_spans
+from pytest_kernelbench.reporting.holds import device_schedule, hold_spans
 
 
 def covered(intervals: list[tuple[float, float]]) -> float:

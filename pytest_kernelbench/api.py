@@ -10,8 +10,10 @@
 
 A problem or candidate is a file path or the Python source itself (text with a line break).
 Each call judges a snapshot of the candidate taken when it is called, so an agent may rewrite
-the same file between calls. Options are the fields of `options.Settings` (p, trials, atol,
-rtol, timeout_s, seed, mode, timing, confine, heartbeat_s, ...); the returned record is the one
+the same file between calls. Options are the fields of `settings.Settings` (p, trials, atol,
+rtol, timeout_s, seed, mode, timing, confine, heartbeat_s, ...), checked as the plugin checks its
+options: a bad value raises `SettingsError` (a ValueError) naming the option, in the words the
+command line uses (`--kb-p: p must be >= 0 ...`); the returned record is the one
 the JSON report holds (`docs/report-schema.md`).
 
 Each stage says when it starts, every `heartbeat_s` (30 s) while it runs and how it ended: as
@@ -21,7 +23,6 @@ INFO records on the `pytest_kernelbench` logger, and to `on_progress(event)` whe
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import re
 import shutil
@@ -34,7 +35,7 @@ from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.judge.evaluation import Evaluator
 from pytest_kernelbench.record import Record
 from pytest_kernelbench.reporting import heartbeat
-from pytest_kernelbench.settings import Settings, parse_device
+from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
 from pytest_kernelbench.suite.manifest import load_manifest
 
@@ -42,7 +43,8 @@ SET_NAME = "api"
 # Settings that only the pytest run uses (where files go, which problems it collects).
 _RUN_ONLY = {"problems_dir", "candidate_dirs", "levels", "tags", "report_path", "costs_path",
              "shard", "resume_path", "feedback_dir", "plot_dir", "device"}
-OPTIONS = sorted(f.name for f in dataclasses.fields(Settings) if f.name not in _RUN_ONLY)
+OPTIONS = sorted(f.name for f in dataclasses.fields(Settings)
+                 if f.init and f.name not in _RUN_ONLY)
 _PROBLEM_FILE = re.compile(r"^(?P<id>\d+)_(?P<name>.+)\.py$")
 _LEVEL_DIR = re.compile(r"^level(?P<level>\d+)$")
 
@@ -56,14 +58,16 @@ class Session:
         if unknown:
             raise TypeError(f"unknown option(s) {', '.join(unknown)}; "
                             f"known: {', '.join(OPTIONS)}")
+        # Checked as the plugin checks its options (SettingsError) before anything is made.
+        settings = Settings(problems_dir=Path("problems"), candidate_dirs=(), device=device,
+                            report_path=None, **options)
         self.device = _resolve_device(device)
         self._scratch = Path(tempfile.mkdtemp(prefix="kernelbench-api-"))
         # Candidates are snapshots in a folder of their own: confined, one cannot read another.
         self._candidates = self._scratch / "candidates"
         self._candidates.mkdir()
-        self.settings = Settings(problems_dir=self._scratch / "problems",
-                                 candidate_dirs=(self._candidates,), device=device,
-                                 report_path=None, **options)
+        self.settings = dataclasses.replace(settings, problems_dir=self._scratch / "problems",
+                                            candidate_dirs=(self._candidates,))
         self.evaluator = Evaluator(self.settings, self.device)
         self._calls = 0
         self.on_progress = on_progress
@@ -147,8 +151,6 @@ def _source_of(candidate: str | Path, what: str) -> str:
 
 def _resolve_device(requested: str) -> str:
     try:
-        return devices.resolve_device(parse_device(requested))
-    except argparse.ArgumentTypeError as exc:
-        raise ValueError(str(exc)) from None
+        return devices.resolve_device(requested)
     except devices.DeviceUnavailable as exc:
         raise ValueError(f"device {exc}") from None

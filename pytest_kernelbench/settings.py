@@ -1,15 +1,17 @@
 """The validated settings of a run, and the table of options that sets them: each option's
-flag, help, parser and default, declared once. Pure Python: the pytest face (plugin/options.py)
-builds its options and ini twins from this table; the API builds Settings directly."""
+flag, help, parser, check and default, declared once. Pure Python: the pytest face
+(plugin/options.py) builds its options and ini twins from this table; the API builds Settings
+directly, whose constructor runs the same checks."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pytest_kernelbench import confine, precision
 from pytest_kernelbench.precision import Numerics
@@ -22,69 +24,107 @@ UPSTREAM_RULES = ("v0", "main")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
+class SettingsError(ValueError):
+    """A value a run cannot take; its one-line message names the option, as the command line
+    names it (--kb-p: p must be >= 0 ...)."""
+
+
+# Each option has a check of the value its Settings field holds, which the Settings
+# constructor runs, and a parser of the text given on the command line or in an ini file,
+# which reads the text and then runs the same check: both faces refuse a bad value alike.
+
+
+def check_levels(levels: Any) -> tuple[int, ...]:
+    if not isinstance(levels, tuple) or not levels:
+        raise argparse.ArgumentTypeError(
+            f"levels must be a tuple such as (1, 2), got {levels!r}")
+    for level in levels:
+        if isinstance(level, bool) or level not in (1, 2, 3):
+            raise argparse.ArgumentTypeError(
+                f"unknown level {str(level)!r}: use 1, 2 or 3, or a comma list such as 1,2")
+    return levels
+
+
 def parse_levels(text: str) -> tuple[int, ...]:
     """'1' or '1,3' -> (1,) or (1, 3); levels are 1, 2 or 3."""
-    levels = []
+    levels = set()
     for part in text.split(","):
         part = part.strip()
-        if part not in {"1", "2", "3"}:
-            raise argparse.ArgumentTypeError(
-                f"unknown level {part!r}: use 1, 2 or 3, or a comma list such as 1,2"
-            )
-        levels.append(int(part))
-    return tuple(sorted(set(levels)))
+        levels.add(int(part) if part in {"1", "2", "3"} else part)
+    return check_levels(tuple(sorted(levels, key=str)))
 
 
-_N = TypeVar("_N", int, float)
+def _number_text(value: float) -> str:
+    """A number as a person would type it: -1, 0.5, 1e-05, nan."""
+    text = f"{value:g}"
+    return text if float(text) == value else repr(value)
 
 
-def _number(text: str, cast: Callable[[str], _N], unreadable: str,
-            accept: Callable[[_N], bool], rejected: str) -> _N:
-    """text read by cast (int or float) and checked by accept; the messages name what was wrong.
+@dataclass(frozen=True)
+class NumberRule:
+    """What a numeric option takes: a number (a whole one where cast is int) that accept takes.
+    The messages may use {value}: what was given, quoted where it is not a number."""
 
-    `unreadable` may use {text} (quoted); `rejected` may use {text} (as given) and {value}.
-    """
-    try:
-        value = cast(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(unreadable.format(text=repr(text))) from None
-    if not accept(value):  # also false for NaN
-        raise argparse.ArgumentTypeError(rejected.format(text=text, value=value))
-    return value
+    cast: Callable[[str], float]
+    unreadable: str
+    accept: Callable[[float], bool]
+    rejected: str
+
+    def check(self, value: Any) -> Any:
+        kinds = (int,) if self.cast is int else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            raise argparse.ArgumentTypeError(self.unreadable.format(value=repr(value)))
+        if not self.accept(value):  # also false for NaN
+            raise argparse.ArgumentTypeError(self.rejected.format(value=_number_text(value)))
+        return value
+
+    def parse(self, text: str) -> Any:
+        try:
+            value = self.cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(self.unreadable.format(value=repr(text))) from None
+        return self.check(value)
 
 
-def parse_p(text: str) -> float:
-    return _number(text, float, "p must be a number, got {text}", lambda v: v >= 0,
-                   "p must be >= 0 (a speedup threshold), got {text}")
+P = NumberRule(float, "p must be a number, got {value}", lambda v: v >= 0,
+               "p must be >= 0 (a speedup threshold), got {value}")
+TOLERANCE = NumberRule(float, "tolerance must be a number, got {value}", lambda v: v >= 0,
+                       "tolerance must be >= 0, got {value}")
+POSITIVE_INT = NumberRule(int, "expected a whole number, got {value}", lambda v: v >= 1,
+                          "expected a number >= 1, got {value}")
+SECONDS = NumberRule(float, "expected seconds, got {value}", lambda v: v > 0,
+                     "expected seconds > 0, got {value}")
+HOURS = NumberRule(float, "expected hours, got {value}", lambda v: v > 0,
+                   "expected hours > 0, got {value}")
+FRACTION = NumberRule(float, "expected a number, got {value}", lambda v: 0 <= v < 1,
+                      "expected a fraction in [0, 1), got {value}")
+JOBS = NumberRule(int, "expected a whole number, got {value}", lambda v: v >= 0,
+                  "expected a number >= 0, got {value}")
+SEED = NumberRule(int, "seed must be a whole number, got {value}", lambda v: True, "")
+
+parse_p = P.parse
+parse_tolerance = TOLERANCE.parse
+parse_positive_int = POSITIVE_INT.parse
+parse_seconds = SECONDS.parse
+parse_hours = HOURS.parse
+parse_fraction = FRACTION.parse
+parse_jobs = JOBS.parse
 
 
-def summary_ps(p: float) -> list[float]:
+def summary_ps(p: float) -> tuple[float, ...]:
     """The thresholds the summary shows: fast_0, fast_1 and the run's own p."""
-    return sorted({0.0, 1.0, p})
+    return tuple(sorted({0.0, 1.0, p}))
 
 
-def parse_tolerance(text: str) -> float:
-    return _number(text, float, "tolerance must be a number, got {text}", lambda v: v >= 0,
-                   "tolerance must be >= 0, got {text}")
-
-
-def parse_positive_int(text: str) -> int:
-    return _number(text, int, "expected a whole number, got {text}", lambda v: v >= 1,
-                   "expected a number >= 1, got {value}")
-
-
-def parse_seconds(text: str) -> float:
-    return _number(text, float, "expected seconds, got {text}", lambda v: v > 0,
-                   "expected seconds > 0, got {text}")
-
-
-def parse_hours(text: str) -> float:
-    return _number(text, float, "expected hours, got {text}", lambda v: v > 0,
-                   "expected hours > 0, got {text}")
+def check_max_age_s(seconds: Any) -> Any:
+    """A baseline's greatest age, held in seconds, checked in the hours the option takes."""
+    is_number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+    HOURS.check(seconds / 3600 if is_number else seconds)
+    return seconds
 
 
 def parse_device(text: str) -> str:
-    if not DEVICE_PATTERN.match(text):
+    if not isinstance(text, str) or not DEVICE_PATTERN.match(text):
         raise argparse.ArgumentTypeError(
             f"unknown device {text!r}: use auto, cpu, cuda or cuda:N"
         )
@@ -115,7 +155,7 @@ def parse_upstream_rules(text: str) -> str:
 
 def parse_baseline(text: str) -> str:
     """'eager', 'compile' or 'compile:MODE' with a torch.compile mode."""
-    kind, _, mode = text.partition(":")
+    kind, _, mode = text.partition(":") if isinstance(text, str) else ("", "", "")
     if kind == "eager" and not mode or kind == "compile" and (not mode or mode in COMPILE_MODES):
         return text
     raise argparse.ArgumentTypeError(
@@ -137,6 +177,9 @@ def parse_precision(text: str) -> str:
 
 def parse_tolerance_profile(text: str) -> str:
     try:
+        if not isinstance(text, str):
+            raise ValueError(f"tolerance must be v0, main or ATOL,RTOL (two numbers >= 0), "
+                             f"got {text!r}")
         return precision.parse_tolerance_profile(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
@@ -154,29 +197,56 @@ def parse_on_off(text: str) -> bool:
     return text == "on"
 
 
+def check_switch(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise argparse.ArgumentTypeError(f"expected True or False, got {value!r}")
+    return value
+
+
+def check_path(value: Any) -> Path:
+    if not isinstance(value, Path):
+        raise argparse.ArgumentTypeError(f"expected a pathlib.Path, got {value!r}")
+    return value
+
+
+def check_shard(shard: Any) -> tuple[int, int]:
+    if not (isinstance(shard, tuple) and len(shard) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in shard)):
+        raise argparse.ArgumentTypeError(f"shard: expected I/N such as 1/4, got {shard!r}")
+    i, n = shard
+    if n < 1 or not 1 <= i <= n:
+        raise argparse.ArgumentTypeError(f"shard: expected 1 <= I <= N, got '{i}/{n}'")
+    return i, n
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     """'2/4' -> (2, 4): the second of four shards."""
     index, slash, count = text.partition("/")
     if not slash or not index.strip().isdigit() or not count.strip().isdigit():
         raise argparse.ArgumentTypeError(f"shard: expected I/N such as 1/4, got {text!r}")
-    i, n = int(index), int(count)
-    if n < 1 or not 1 <= i <= n:
-        raise argparse.ArgumentTypeError(f"shard: expected 1 <= I <= N, got {text!r}")
-    return i, n
-
-
-def parse_fraction(text: str) -> float:
-    return _number(text, float, "expected a number, got {text}", lambda v: 0 <= v < 1,
-                   "expected a fraction in [0, 1), got {text}")
-
-
-def parse_jobs(text: str) -> int:
-    return _number(text, int, "expected a whole number, got {text}", lambda v: v >= 0,
-                   "expected a number >= 0, got {value}")
+    return check_shard((int(index), int(count)))
 
 
 def parse_tags(text: str) -> tuple[str, ...]:
     return tuple(tag.strip() for tag in text.split(",") if tag.strip())
+
+
+def check_tags(tags: Any) -> tuple[str, ...]:
+    if not isinstance(tags, tuple) or not all(isinstance(tag, str) for tag in tags):
+        raise argparse.ArgumentTypeError(f"tags must be a tuple of names, got {tags!r}")
+    return tags
+
+
+def check_paths(paths: Any) -> tuple[Path, ...]:
+    if not isinstance(paths, tuple) or not all(isinstance(path, Path) for path in paths):
+        raise argparse.ArgumentTypeError(f"expected a tuple of pathlib.Path, got {paths!r}")
+    return paths
+
+
+def default_build_cache() -> Path:
+    """Where extension builds go unless --kb-build-cache says: the user's cache folder."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pytest-kernelbench" / "extensions"
 
 
 @dataclass(frozen=True)
@@ -193,6 +263,9 @@ class Option:
     help: str  # "{default}" is replaced by the default as shown
     metavar: str | None = None  # None: a switch (store_true; ini: true/false)
     parse: Callable[[str], Any] | None = None
+    # The check of the field's value that Settings runs (parse ends with the same check);
+    # the options that name a folder or file take a Path.
+    check: Callable[[Any], Any] = check_path
     kind: str = "value"  # value, switch, dir (must exist), file (must exist), path, dirs
     ini: bool = True  # whether a file may set it
     shown: Callable[[Any], str] = lambda value: "off" if value is None or value is False \
@@ -217,83 +290,106 @@ OPTIONS: tuple[Option, ...] = (
            "builtin:reference (each problem's own Model) or builtin:torch_compile (it under "
            "torch.compile), made from the problems; repeat to compare several sets. Evaluation "
            "is off unless at least one is given.",
-           "DIR", kind="dirs", shown=lambda _: "none (the plugin stays idle)"),
+           "DIR", kind="dirs", shown=lambda _: "none (the plugin stays idle)",
+           check=check_paths),
     Option("--kb-problems", "problems_dir", "problem folder with level<N>/<id>_<Name>.py files "
            "(default: {default}).", "DIR", kind="dir",
            shown=lambda _: "./problems, else the suite that ships with the plugin"),
     Option("--kb-level", "levels", "levels to evaluate, e.g. 1 or 1,2 (default: {default}).",
-           "N[,N]", parse_levels, shown=_levels_shown),
+           "N[,N]", parse_levels, shown=_levels_shown,
+           check=check_levels),
     Option("--kb-tags", "tags", "only problems carrying one of these manifest tags, e.g. "
            "conv,norm (default: {default}).", "TAG[,TAG]", parse_tags,
-           shown=lambda tags: ",".join(tags) or "all"),
+           shown=lambda tags: ",".join(tags) or "all",
+           check=check_tags),
     Option("--kb-p", "p", "speedup threshold: a speed item passes where the timing shows the "
            "speedup above P (its 95%% interval, or without one by 20%%); the summary reports "
-           "fast_P (default: {default}).", "P", parse_p),
+           "fast_P (default: {default}).", "P", parse_p,
+           check=P.check),
     Option("--kb-trials", "trials", "correctness trials, each on freshly drawn inputs "
-           "(default: {default}).", "N", parse_positive_int),
+           "(default: {default}).", "N", parse_positive_int,
+           check=POSITIVE_INT.check),
     Option("--kb-precision", "precision", "fp32, fp16 or bf16: inputs and both models' "
            "parameters cast to it; the expected output is the reference's at that precision, "
            "and a mismatch is read against a float64 reference (default: {default}).", "P",
-           parse_precision),
+           parse_precision,
+           check=parse_precision),
     Option("--kb-tolerance", "tolerance", "tolerance profile: v0 (1e-2 at every precision, as in "
            "the paper), main (1e-4 for fp32, 1e-2 for fp16 and bf16, as upstream's main branch) "
            "or ATOL,RTOL; manifest tolerances scale with it (default: {default}).", "PROFILE",
-           parse_tolerance_profile),
+           parse_tolerance_profile,
+           check=parse_tolerance_profile),
     Option("--kb-atol", "atol", "absolute tolerance (default: {default}).", "X", parse_tolerance,
-           shown=lambda _: "from --kb-tolerance"),
+           shown=lambda _: "from --kb-tolerance",
+           check=TOLERANCE.check),
     Option("--kb-rtol", "rtol", "relative tolerance (default: {default}).", "X", parse_tolerance,
-           shown=lambda _: "from --kb-tolerance"),
+           shown=lambda _: "from --kb-tolerance",
+           check=TOLERANCE.check),
     Option("--kb-tf32", "tf32", "off: TF32 switched off in cuBLAS and cuDNN for the reference, "
            "the baseline and (as the process starts) the candidate; allow: on for both sides. "
            "A candidate that switches it on itself under off is recorded (default: {default}).",
-           "MODE", parse_tf32),
+           "MODE", parse_tf32,
+           check=parse_tf32),
     Option("--kb-device", "device", "auto, cpu, cuda or cuda:N; auto = cuda when available, "
-           "else cpu (default: {default}).", "DEV", parse_device),
+           "else cpu (default: {default}).", "DEV", parse_device,
+           check=parse_device),
     Option("--kb-mode", "mode", "run models in train or eval mode; train as upstream "
            "KernelBench: batch norm uses batch statistics, shipped problems keep dropout at p=0 "
-           "(default: {default}).", "MODE", parse_mode),
+           "(default: {default}).", "MODE", parse_mode,
+           check=parse_mode),
     Option("--kb-timeout", "timeout_s", "limit for each stage of each candidate (compile, correct "
            "with all its trials, speed with all its timing); past it the stage fails with status "
-           "timeout (default: {default}).", "SECONDS", parse_seconds),
+           "timeout (default: {default}).", "SECONDS", parse_seconds,
+           check=SECONDS.check),
     Option("--kb-build-timeout", "build_timeout_s", "limit for each extension build run ahead of "
-           "the items (default: {default}).", "SECONDS", parse_seconds),
+           "the items (default: {default}).", "SECONDS", parse_seconds,
+           check=SECONDS.check),
     Option("--kb-seed", "seed", "base seed for weights and inputs (default: {default}).", "N",
-           int),
+           SEED.parse, check=SEED.check),
     Option("--kb-flag-speedup", "flag_speedup", "flag speedups above X in the report for a look "
-           "by hand (default: {default}).", "X", parse_p),
+           "by hand (default: {default}).", "X", parse_p,
+           check=P.check),
     Option("--kb-require-kernel", "require_kernel", "fail the speed item of a candidate that ran "
            "no GPU kernel of its own (status torch_only; detected on CUDA); default: a flag only.",
-           kind="switch"),
+           kind="switch",
+           check=check_switch),
     Option("--kb-timing", "timing", "events: CUDA events around each eager call (as upstream "
            "KernelBench); graph: replay each side from a CUDA graph (no launch overhead; falls "
            "back to events with a note when a side cannot be captured); auto: graph for "
            "launch-bound problems, whose eager baseline takes under 50 us per call "
-           "(default: {default}).", "HOW", parse_timing),
+           "(default: {default}).", "HOW", parse_timing,
+           check=parse_timing),
     Option("--kb-drain", "drain", "how a timing gets its device from the work sharing it: "
            "stop: each worker's candidate process is stopped where it is and the GPU waited "
            "on until idle, every timing at once; wait: once each worker's request in progress "
            "ends (timings gather first, so that the device drains once for several) "
-           "(default: {default}).", "HOW", parse_drain),
+           "(default: {default}).", "HOW", parse_drain,
+           check=parse_drain),
     Option("--kb-rse", "target_rse", "stop timing once the median of each side is known to this "
            "relative standard error, e.g. 0.005 = 0.5%%, or to twice it once the speedup's "
            "interval is clear of 0, 1, p and --kb-flag-speedup; --benchmark-max-time still caps "
-           "the time; 0 always spends the budget (default: {default}).", "X", parse_fraction),
+           "the time; 0 always spends the budget (default: {default}).", "X", parse_fraction,
+           check=FRACTION.check),
     Option("--kb-baseline", "baseline", "what candidates are timed against: eager, compile or "
            "compile:MODE (torch.compile; MODE e.g. max-autotune). Correctness is always judged "
-           "against eager (default: {default}).", "B", parse_baseline),
+           "against eager (default: {default}).", "B", parse_baseline,
+           check=parse_baseline),
     Option("--kb-baseline-cache", "baseline_cache", "reuse baseline timings kept in DIR, keyed by "
            "GPU, driver, torch, problem source, baseline and timing mode; missing or stale ones "
            "are timed in the pytest process and stored. The candidate is then timed alone, not "
            "in turns with the baseline (default: {default}).", "DIR", kind="path"),
     Option("--kb-baseline-max-age", "baseline_max_age_s", "cached baseline timings older than "
            "this are stale (default: {default}).", "HOURS", parse_hours,
-           shown=lambda seconds: f"{seconds / 3600:g}", to_field=lambda hours: hours * 3600),
+           shown=lambda seconds: f"{seconds / 3600:g}", to_field=lambda hours: hours * 3600,
+           check=check_max_age_s),
     Option("--kb-retime-baseline", "retime_baseline", "time every baseline afresh and overwrite "
-           "the cache entries.", kind="switch"),
+           "the cache entries.", kind="switch",
+           check=check_switch),
     Option("--kb-build-jobs", "build_jobs", "build candidates' C++/CUDA extensions N at a time "
            "(per xdist worker) while the items run; 0 builds each when its compile item runs "
            "(default: {default}).",
-           "N", parse_jobs, shown=lambda _: "CPU cores / xdist workers"),
+           "N", parse_jobs, shown=lambda _: "CPU cores / xdist workers",
+           check=JOBS.check),
     Option("--kb-build-cache", "build_cache", "content-addressed folder of built extensions, "
            "shareable between runs and machines (default: {default}).", "DIR", kind="path",
            shown=lambda _: "~/.cache/pytest-kernelbench/extensions"),
@@ -302,33 +398,39 @@ OPTIONS: tuple[Option, ...] = (
            "precompiled header under the build cache (about 0.8 GB each) that their C++ "
            "compiles load instead, to the same objects; off: each build parses the header "
            "itself (default: {default}).", "on|off", parse_on_off,
-           shown=lambda on: "on" if on else "off"),
+           shown=lambda on: "on" if on else "off",
+           check=check_switch),
     Option("--kb-allow-input-changes", "allow_input_changes", "let forward change its input "
            "tensors, as upstream KernelBench does. Default: a candidate that changes an input "
            "its reference leaves alone fails (mutated_input): in a real model that input may "
-           "be used again.", kind="switch"),
+           "be used again.", kind="switch",
+           check=check_switch),
     Option("--kb-order-trials", "order_trials", "on: on CUDA, after the correctness trials "
            "pass, two stream-order trials (one delays the caller's stream before it writes the "
            "inputs, one delays the candidate's own streams): a candidate whose output depends on "
            "GPU work not ordered with the caller's stream fails with status race, on every run "
            "alike; off: no such trials, and a missing order shows only as it happens to "
            "(default: {default}).", "on|off", parse_on_off,
-           shown=lambda on: "on" if on else "off"),
+           shown=lambda on: "on" if on else "off",
+           check=check_switch),
     Option("--kb-upstream-rules", "upstream_rules", "the upstream KernelBench rules each record's "
            "`upstream` verdict and the second summary table follow: v0 (atol = rtol = 1e-2, as "
            "in the paper) or main (1e-4 for fp32) (default: {default}).", "VERSION",
-           parse_upstream_rules),
+           parse_upstream_rules,
+           check=parse_upstream_rules),
     Option("--kb-confine", "confine", "confine each process that runs candidate code (Landlock, "
            "a network namespace): it reads only Python, the toolchain and its own files, writes "
            "only its scratch and build folders, reaches no network and signals nothing outside "
            "itself; a candidate that tries fails with status sandbox_violation. auto: confine "
            "where the kernel can, else warn; require: stop where it cannot; off "
-           "(default: {default}).", "MODE", parse_confine),
+           "(default: {default}).", "MODE", parse_confine,
+           check=parse_confine),
     Option("--kb-shard", "shard", "run only the I-th of N shards of the cases, split the same way "
            "on every machine (longest first, by the report named by --kb-costs, which every "
            "shard must be given alike; else by level); merge the shards' reports with "
            "kernelbench-report merge (default: {default}).", "I/N", parse_shard, ini=False,
-           shown=lambda _: "all cases"),
+           shown=lambda _: "all cases",
+           check=check_shard),
     Option("--kb-resume", "resume_path", "reuse the records of an earlier run (its JSON report, "
            "or the .jsonl stream it wrote as it went) whose candidate, problem and verdict "
            "settings are unchanged; those cases are not run again (default: {default}).", "PATH",
@@ -341,7 +443,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--kb-profile", "profile", "on a CUDA device, profile one call of every timed "
            "candidate under Nsight Compute (ncu) and add each kernel's duration, memory and SM "
            "throughput and achieved occupancy to its record and feedback; takes seconds per "
-           "candidate.", kind="switch"),
+           "candidate.", kind="switch",
+           check=check_switch),
     Option("--kb-plot", "plot_dir", "write PNG plots of the run here: speedup per problem, "
            "fast_p against p, speedup against speed-of-light fraction (needs matplotlib: "
            "pip install 'pytest-kernelbench[plot]') (default: {default}).", "DIR", kind="path",
@@ -353,7 +456,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--kb-heartbeat", "heartbeat_s", "while a stage runs, say what runs at least this "
            "often: a line in a log that is not a terminal (a terminal shows a live line "
            "instead), a log record from the Python API (default: {default}).", "SECONDS",
-           parse_seconds),
+           parse_seconds,
+           check=SECONDS.check),
     Option("--kb-report", "report_path", "write the JSON report here; 'none' writes nothing "
            "(default: {default}).", "PATH", kind="report", shown=lambda _: REPORT_DEFAULT),
 )
@@ -362,8 +466,10 @@ REPORT_DEFAULT = "reports/kernelbench.json"
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything an evaluation needs, resolved from the command line and ini files. The
-    defaults here are the options' defaults (OPTIONS shows them in --help)."""
+    """Everything an evaluation needs, resolved from the command line and ini files or given to
+    the Python API. The defaults here are the options' defaults (OPTIONS shows them in --help).
+    The constructor checks each value as its option's parser does, raising SettingsError, and
+    resolves once what follows from them (the fields after heartbeat_s), for every reader."""
 
     problems_dir: Path
     candidate_dirs: tuple[Path, ...]
@@ -407,13 +513,28 @@ class Settings:
     profile: bool = False  # Nsight Compute metrics per kernel (ncu.py)
     plot_dir: Path | None = None
     heartbeat_s: float = 30.0  # how often a long stage is said to be running (heartbeat.py)
+    # Resolved, not given:
+    summary_ps: tuple[float, ...] = field(init=False)  # fast_0, fast_1 and fast_p
+    build_cache_root: Path = field(init=False)  # build_cache, else the user's cache folder
+
+    def __post_init__(self) -> None:
+        for option in OPTIONS:
+            value = getattr(self, option.field)
+            if value is None and FIELD_DEFAULTS[option.field] is None:
+                continue  # an optional setting left unset
+            try:
+                option.check(value)
+            except argparse.ArgumentTypeError as exc:
+                raise SettingsError(f"{option.flag}: {exc}") from None
+        object.__setattr__(self, "summary_ps", summary_ps(self.p))
+        object.__setattr__(self, "build_cache_root", self.build_cache or default_build_cache())
 
     @property
     def numerics(self) -> Numerics:
         return Numerics.of(self.precision, self.tf32)
 
 
-FIELD_DEFAULTS = {f.name: f.default for f in fields(Settings)}
+FIELD_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Settings) if f.init}
 
 
 def bundled_problems() -> Path | None:

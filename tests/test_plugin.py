@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench.gpu.devices import timing_overlaps
+from pytest_kernelbench.reporting.holds import timing_overlaps
 
 STAGES = ("test_compile", "test_correct", "test_speed")
 EXAMPLES = Path(__file__).parent / "examples"

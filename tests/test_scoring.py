@@ -89,7 +89,7 @@ def test_the_summary_table_and_its_notes_fit_in_a_hundred_columns():
                                                                       2.0: 0.125}, 10.959)
             for level in (1, 2, 3)]
     for ps in ([0.0, 1.0], [0.0, 1.0, 2.0]):
-        table = report.render_table(rows, 1.0, ps).splitlines()
+        table = report.render_table(rows, ps).splitlines()
         assert table[0].split("|")[1].strip() == "set" and "geomean" in table[0]
         assert max(map(len, table)) <= report.SUMMARY_WIDTH, table[0]
     note = ("note: 10 of 12 speedups rest on 3 timed call(s) a side, too few for an interval: "

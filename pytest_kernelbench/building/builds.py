@@ -78,11 +78,6 @@ def cuda_arch(device: str) -> str:
     return f"{major}.{minor}"
 
 
-def default_cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-kernelbench" / "extensions"
-
-
 @functools.cache
 def nvcc_version() -> str:
     try:

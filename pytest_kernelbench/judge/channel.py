@@ -67,7 +67,7 @@ class WorkerChannel:
 
     @property
     def build_cache(self) -> Path:
-        return self.settings.build_cache or builds.default_cache_root()
+        return self.settings.build_cache_root
 
     def ask(self, record: Record, op: str, case: Case, **extra: Any) -> Reply | Fault:
         """One request; its wall time is charged to the record, and time the worker was stopped

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench import faults
-from pytest_kernelbench.building import builds
 from pytest_kernelbench.building.builds import cuda_arch
 from pytest_kernelbench.gpu import devices, memory, roofline
 from pytest_kernelbench.gpu.devices import device_lock, driver_version, use_device
@@ -42,7 +41,7 @@ from pytest_kernelbench.judge.outcome import (
 from pytest_kernelbench.judge.reference import ReferenceSide
 from pytest_kernelbench.judge.speed_stage import BaselineCache, Timed
 from pytest_kernelbench.record import Record, add_flag, charge, mark_held, note_aside, upstream_correct
-from pytest_kernelbench.settings import Settings, summary_ps
+from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite import loading
 from pytest_kernelbench.suite.discovery import Case
 from pytest_kernelbench.suite.integrity import ProblemDigests
@@ -75,11 +74,10 @@ class Evaluator:
         self.placement = placement(device, worker)
         self.reference = ReferenceSide(settings, device, functools.partial(
             answers.tolerances, settings, self.overrides))
-        build_cache = settings.build_cache or builds.default_cache_root()
         env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
         # Candidate code may not read other candidates or the builds made from them.
         self.sandbox = Sandbox(env, device, settings.confine,
-                               (*settings.candidate_dirs, build_cache),
+                               (*settings.candidate_dirs, settings.build_cache_root),
                                stops_for_timings=settings.drain == "stop")
         self.channel = WorkerChannel(self.sandbox, settings, device, self.arch,
                                      lambda: self.reference.lockstep is not None,
@@ -93,12 +91,12 @@ class Evaluator:
         self._timed: dict[Case, Timed] = {}  # timed cases awaiting attribution and verdict
         self._ceilings: dict[str, roofline.Ceilings] = {}
         # Among the judging processes of the device, each gives its memory back to a case that
-        # ran out of it beside them (gpu/memory.py).
-        # A thread serves claims while no stage runs (between_stages is free).
+        # ran out of it beside them (gpu/memory.py); a thread serves claims while no stage runs
+        # (between_stages is free).
         self._between_stages = threading.RLock()
         self.membership = memory.Membership(device, self._give_memory_back,
                                             self._between_stages)
-        self._baseline_cache = BaselineCache(set(), sorted({*summary_ps(settings.p),
+        self._baseline_cache = BaselineCache(set(), sorted({*settings.summary_ps,
                                                             settings.flag_speedup}),
                                              self._device_facts())
 

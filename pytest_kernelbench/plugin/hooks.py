@@ -421,7 +421,7 @@ class KernelBenchRun:
             write(f"kernelbench: {report.unjudged_line(records)}", red=True)
             self.write_outputs(terminalreporter)
             return
-        for line in report.render_table(rows, self.settings.p).splitlines():
+        for line in report.render_table(rows, self.settings.summary_ps).splitlines():
             write(line)
         write(report.GEOMEAN_NOTE)
         for line in report.wrapped(report.at_k_lines(rows, self.settings.p)):
@@ -432,7 +432,7 @@ class KernelBenchRun:
             write(line, yellow=True)
         terminalreporter.write_sep("-", f"under upstream KernelBench {self.settings.upstream_rules}"
                                    "'s rules: allclose only, inputs may change, no cheat checks, means")
-        for line in report.render_table(upstream_rows, self.settings.p).splitlines():
+        for line in report.render_table(upstream_rows, self.settings.summary_ps).splitlines():
             write(line)
         self.write_outputs(terminalreporter)
 
@@ -455,8 +455,7 @@ def prebuild(config: pytest.Config, settings: Settings, device: str,
     if jobs == 0 or not problems:
         return [], None
     arch = builds.cuda_arch(device)
-    planned = builds.plan(list(problems), settings.build_cache or builds.default_cache_root(),
-                          arch, problems)
+    planned = builds.plan(list(problems), settings.build_cache_root, arch, problems)
     pending = sum(build.status == "pending" for build in planned)
     failed_before = sum(build.status == "failed" for build in planned)
     quiet = xdist_worker(config) is not None or config.get_verbosity() < -1
@@ -478,7 +477,7 @@ def prebuild(config: pytest.Config, settings: Settings, device: str,
             f"kernelbench: {len(planned)} extension(s): {pending} to build, "
             f"{len(planned) - pending - failed_before} cached, {failed_before} failed before, "
             f"{jobs} at a time while the items run")
-    cache_root = settings.build_cache or builds.default_cache_root()
+    cache_root = settings.build_cache_root
     protected = (*settings.candidate_dirs, cache_root)
     pool = builds.BuildPool(planned, arch, jobs, settings.build_timeout_s, on_done,
                             protected if settings.confine != "off" else None,

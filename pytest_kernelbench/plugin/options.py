@@ -8,14 +8,15 @@ from typing import Any
 
 import pytest
 
-from pytest_kernelbench.building import builds
 from pytest_kernelbench.settings import (
     FIELD_DEFAULTS,
     OPTIONS,
     REPORT_DEFAULT,
     Option,
     Settings,
+    SettingsError,
     bundled_problems,
+    default_build_cache,
 )
 from pytest_kernelbench.suite import generated
 
@@ -85,18 +86,22 @@ def read_settings(config: pytest.Config) -> Settings | None:
     report_text, report_base = given(by_field["report_path"]) or (REPORT_DEFAULT, given.ini_base)
     report_path = None if report_text.lower() == "none" else report_base / report_text
     costs = given(by_field["costs_path"])
-    return Settings(
-        problems_dir=problems_dir,
-        candidate_dirs=candidate_dirs,
-        report_path=report_path,
-        costs_path=_costs_path(costs[0] if costs else None,
-                               costs[1] if costs else given.cli_base, report_path),
-        time_budget_s=float(_benchmark_option(config, "benchmark_max_time",
-                                              FIELD_DEFAULTS["time_budget_s"])),
-        min_rounds=int(_benchmark_option(config, "benchmark_min_rounds",
-                                         FIELD_DEFAULTS["min_rounds"])),
-        **_plain_values(given),
-    )
+    costs_path = _costs_path(costs[0] if costs else None,
+                             costs[1] if costs else given.cli_base, report_path)
+    try:
+        return Settings(
+            problems_dir=problems_dir,
+            candidate_dirs=candidate_dirs,
+            report_path=report_path,
+            costs_path=costs_path,
+            time_budget_s=float(_benchmark_option(config, "benchmark_max_time",
+                                                  FIELD_DEFAULTS["time_budget_s"])),
+            min_rounds=int(_benchmark_option(config, "benchmark_min_rounds",
+                                             FIELD_DEFAULTS["min_rounds"])),
+            **_plain_values(given),
+        )
+    except SettingsError as exc:  # the parsers ran the same checks: a last word, not expected
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _problems_dir(given: tuple[Any, Path] | None, ini_base: Path) -> Path:
@@ -178,7 +183,7 @@ def _candidate_set(text: str, base: Path, problems_dir: Path) -> Path:
 
 def builtin_sets_root() -> Path:
     """Generated candidate sets live beside the extension builds, in the same cache."""
-    return builds.default_cache_root().parent / "candidate-sets"
+    return default_build_cache().parent / "candidate-sets"
 
 
 def _existing_dir(text: str, base: Path, option: str) -> Path:

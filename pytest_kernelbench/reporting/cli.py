@@ -27,7 +27,7 @@ from pytest_kernelbench import faults
 from pytest_kernelbench.judge import upstream
 from pytest_kernelbench.record import CaseKey, Record
 from pytest_kernelbench.reporting import plots, report, resume, scoring, upstream_results
-from pytest_kernelbench.settings import summary_ps
+from pytest_kernelbench.settings import FIELD_DEFAULTS, parse_p, summary_ps
 
 
 class MergeError(Exception):
@@ -40,7 +40,7 @@ class UpstreamFiles:
 
     level: int | None = None
     baseline: Path | None = None
-    p: float = 1.0
+    p: float = FIELD_DEFAULTS["p"]
     rules: str = "main"  # the upstream version whose scripts wrote them
 
 
@@ -81,6 +81,17 @@ def _upstream_records(path: Path, document: dict[str, Any],
 Loaded = tuple[Path, report.Report, list[Record]]  # a report's path, its head and its records
 
 
+def run_p(head: report.Report) -> float:
+    """The p a report's run was made with (the default p where it does not say, as a stream)."""
+    return float((head.get("config") or {}).get("p", FIELD_DEFAULTS["p"]))
+
+
+def run_ps(head: report.Report) -> list[float]:
+    """The thresholds a report's run summarised, as its settings resolved them."""
+    resolved = (head.get("config") or {}).get("summary_ps")
+    return list(resolved) if resolved is not None else list(summary_ps(run_p(head)))
+
+
 def merge(paths: list[Path], files: UpstreamFiles = UpstreamFiles()) -> report.Report:
     """One report from several shards' reports (see the module docstring)."""
     return merge_loaded([(path, *load(path, files)) for path in paths])
@@ -115,8 +126,7 @@ def merge_loaded(loaded: list[Loaded]) -> report.Report:
     records = [record for _, record in by_key.values()]
     config = dict(head.get("config") or {})
     config.pop("shard", None)
-    p = float(config.get("p", 1.0))
-    ps = summary_ps(p)
+    p, ps = run_p(head), run_ps(head)
     return {
         "schema_version": report.SCHEMA_VERSION,
         **report.completion_of(records),
@@ -263,12 +273,12 @@ def side_by_side(loaded: list[Loaded], ps: list[float] | None) -> Summary:
     `compare` lists the cases that differ."""
     names = [path.name for path, _, _ in loaded]
     labels = names if len(set(names)) == len(names) else [str(path) for path, _, _ in loaded]
-    run_ps = [float((head.get("config") or {}).get("p", 1.0)) for _, head, _ in loaded]
-    ps = ps if ps is not None else sorted({x for p in run_ps for x in summary_ps(p)})
+    ps = ps if ps is not None else sorted({x for _, head, _ in loaded for x in run_ps(head)})
     placed: list[tuple[tuple[str, int, int], scoring.SetSummary]] = []
     at_k: list[str] = []
     records: list[Record] = []
-    for index, ((_, _, mine), label, p) in enumerate(zip(loaded, labels, run_ps)):
+    for index, ((_, head, mine), label) in enumerate(zip(loaded, labels)):
+        p = run_p(head)
         labelled: list[Record] = [{**record, "candidate_set": f"{record['candidate_set']} ({label})"}
                     for record in merge_loaded([loaded[index]])["results"]]
         records += labelled
@@ -289,7 +299,7 @@ def print_summary(summary: Summary, floors: list[tuple[str, float]]) -> int:
     if not summary.rows:  # every case's problem could not be judged: no table to show
         print(f"kernelbench-report: {report.unjudged_line(summary.records)}")
         return 1 if floors else 0
-    print(report.render_table(summary.rows, 1.0, summary.ps))
+    print(report.render_table(summary.rows, summary.ps))
     for line in summary.at_k:
         print(line)
     try:
@@ -342,8 +352,9 @@ def argument_parser() -> argparse.ArgumentParser:
         command.add_argument("--upstream-baseline", type=Path, default=None, metavar="FILE",
                              help="upstream's eager timing file (results/timing/<hardware>/"
                              "baseline_time_torch.json), for those files' speedups")
-        command.add_argument("--upstream-p", type=float, default=1.0, metavar="P",
-                             help="p for those files' passed/slower (default: 1)")
+        command.add_argument("--upstream-p", type=parse_p, default=FIELD_DEFAULTS["p"],
+                             metavar="P", help="p for those files' passed/slower "
+                             "(default: %(default)g)")
         command.add_argument("--upstream-version", choices=("v0", "main"), default="main",
                              help="the upstream version that wrote those files (default: main)")
     return parser
@@ -370,8 +381,8 @@ def main(argv: list[str] | None = None) -> int:
         args.output.write_text(report.dump_json(merged))
         print(f"{len(merged['results'])} records from {len(args.reports)} report(s): {args.output}")
         return 0
-    p = float(merged["config"].get("p", 1.0))
-    ps = args.p if args.p is not None else summary_ps(p)
+    p = run_p(merged)
+    ps = args.p if args.p is not None else run_ps(merged)
     rows = scoring.summarize(merged["results"], ps, p)
     return print_summary(Summary(rows, ps, [], report.at_k_lines(rows, p), merged["results"]),
                          args.fail_under)
@@ -391,7 +402,7 @@ def run_compare(args: argparse.Namespace, files: UpstreamFiles) -> int:
 
 def run_plot(merged: report.Report, output: Path) -> int:
     try:
-        written = plots.write_plots(merged["results"], float(merged["config"].get("p", 1.0)), output)
+        written = plots.write_plots(merged["results"], run_p(merged), output)
     except plots.PlotError as exc:
         print(f"kernelbench-report: {exc}", file=sys.stderr)
         return 2

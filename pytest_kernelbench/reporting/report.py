@@ -6,6 +6,7 @@ import json
 import math
 import platform
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypedDict
@@ -15,7 +16,7 @@ from pytest_kernelbench.faults import MISSING, NOT_RUN, PROBLEM_ERROR
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.record import Record
 from pytest_kernelbench.reporting.scoring import SetSummary
-from pytest_kernelbench.settings import Settings, summary_ps
+from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite.discovery import Candidate, Problem, Unmatched
 
 SCHEMA_VERSION = 7  # record.py and report.schema.json: bump with any change of fields
@@ -35,12 +36,11 @@ def format_p(p: float) -> str:
     return f"{p:g}"
 
 
-def render_table(rows: list[SetSummary], p: float, ps: list[float] | None = None) -> str:
-    """The fast_p table: fast_0, fast_1 and fast_p, or the thresholds ps (each row must hold
-    them)."""
+def render_table(rows: list[SetSummary], ps: Sequence[float]) -> str:
+    """The fast_p table at the thresholds ps (a run's Settings.summary_ps, or those asked for);
+    each row must hold them."""
     import tabulate
 
-    ps = ps or summary_ps(p)
     headers = ["set", "level", "problems", "missing", "compiled", "correct",
                *[f"fast_{format_p(x)}" for x in ps], "geomean"]
     body = []

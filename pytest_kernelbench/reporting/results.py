@@ -17,7 +17,7 @@ from pytest_kernelbench import faults
 from pytest_kernelbench.judge import upstream
 from pytest_kernelbench.record import CaseKey, Fingerprint, Record, set_fingerprint
 from pytest_kernelbench.reporting import feedback, plots, report, resume, scoring
-from pytest_kernelbench.settings import Settings, summary_ps
+from pytest_kernelbench.settings import Settings
 
 # Every xdist worker plans every build; the one that ran it says more than those that found it
 # done or waited for it.
@@ -98,7 +98,7 @@ class RunResults:
         """The fast_p rows under this harness's rules and under upstream's, over every selected
         case (those that never ran count as not correct)."""
         records = self.all_records()
-        ps = summary_ps(self.settings.p)
+        ps = self.settings.summary_ps
         return (scoring.summarize(records, ps, self.settings.p),
                 scoring.summarize([upstream.as_upstream_record(r) for r in records], ps,
                                   self.settings.p))

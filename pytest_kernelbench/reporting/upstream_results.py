@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.record import Record
+from pytest_kernelbench.settings import FIELD_DEFAULTS
 
 _FILE_NAME = re.compile(r"^(\d+)_(.+?)(\.py)?$")
 
@@ -77,7 +78,8 @@ def _error(sample: dict) -> str | None:
 
 
 def records_from_eval_results(document: dict, level: int, set_name: str,
-                              baseline: dict | None = None, p: float = 1.0,
+                              baseline: dict | None = None,
+                              p: float = FIELD_DEFAULTS["p"],
                               rules: str = "main") -> list[Record]:
     """Records (record.Record's always-present fields) for every problem of the level the
     timing file lists, or of the results file alone without one; missing where it has none.
