@@ -173,25 +173,25 @@ class Worker:
             self.loaded = None  # the CUDA context is lost; the parent replaces this process
         return {"ok": False, "status": status, "error": message, "details": details}
 
-    def load(self, request: wire.Loading) -> Loaded:
-        key = (request.problem, request.candidate, request.seed, request.device, request.mode)
+    def load(self, spec: wire.Loading) -> Loaded:
+        key = (spec.problem, spec.candidate, spec.seed, spec.device, spec.mode)
         if self.loaded is not None and self.loaded.key == key:
             return self.loaded
         self.loaded = None
         # e.g. this candidate's own build folder; this process serves one candidate only.
-        os.environ.update(request.env)
-        numerics = precision.Numerics.of(request.precision, request.tf32)
+        os.environ.update(spec.env)
+        numerics = precision.Numerics.of(spec.precision, spec.tf32)
         loading.apply(numerics)
         baseline_flags = loading.numerics_flags()
-        device, seed = request.device, request.seed
+        device, seed = spec.device, spec.seed
         clock = PhaseClock()
-        problem = loading.import_file(Path(request.problem), "kb_problem")
+        problem = loading.import_file(Path(spec.problem), "kb_problem")
         init_args = loading.make_init_args(problem, seed, device)
         clock.lap("problem")  # the CUDA context is there already (the start-up probe made it)
         loading.warm_libraries(device)
         clock.lap("libraries")
-        candidate_path = request.candidate
-        if request.order_trials and device.startswith("cuda"):
+        candidate_path = spec.candidate
+        if spec.order_trials and device.startswith("cuda"):
             ordering.track_streams()  # before the candidate can make any
         builds.echo_build_errors()  # a build in this process leaves its compiler lines in the log
         sources.keep_unchanged_sources()  # a rewritten source with the same bytes is not rebuilt
@@ -200,7 +200,7 @@ class Worker:
             builds.replay_failure(Path(os.environ["TORCH_EXTENSIONS_DIR"]))
         module, outside_names = guarded(
             lambda: loading.import_candidate(Path(candidate_path), "kb_candidate",
-                                             confine.own_folder(), Path(request.problem)),
+                                             confine.own_folder(), Path(spec.problem)),
             "import", candidate_path)
         clock.lap("import")
         cls = getattr(module, "ModelNew", None)
@@ -208,7 +208,7 @@ class Worker:
             raise CandidateFault(faults.NO_MODEL_NEW,
                                  "the candidate module defines no class ModelNew")
         model = guarded(lambda: loading.build_model(cls, init_args, seed, device,
-                                                    request.mode, numerics),
+                                                    spec.mode, numerics),
                         "init", candidate_path)
         clock.lap("construct")
         self.loaded = Loaded(key, problem, init_args, model, numerics, baseline_flags,
@@ -350,28 +350,28 @@ class Worker:
             "forward", request.loading.candidate)
         return {"ok": True, "kernels": names, "attribution": how}, []
 
-    def input_sets(self, loaded: Loaded, request: wire.Loading,
+    def input_sets(self, loaded: Loaded, spec: wire.Loading,
                    input_seeds: tuple[int, ...]) -> list:
         """The draws for these seeds, made once per candidate: the pytest process times a burst
         by its own clock, and making large inputs (slow on a CPU) must not count as its calls."""
         if loaded.timing_sets[0] != input_seeds:
             loaded.timing_sets = (input_seeds, [loading.make_inputs(
-                loaded.problem, seed, request.device, loaded.numerics) for seed in input_seeds])
+                loaded.problem, seed, spec.device, loaded.numerics) for seed in input_seeds])
         return loaded.timing_sets[1]
 
-    def reference_model(self, loaded: Loaded, request: wire.Loading, baseline: str):
+    def reference_model(self, loaded: Loaded, spec: wire.Loading, baseline: str):
         """The baseline to time against: the eager reference, or it under torch.compile (as
         the request that first asks for it says)."""
         if loaded.reference is None:
-            model = loading.build_model(loaded.problem.Model, loaded.init_args, request.seed,
-                                        request.device, request.mode, loaded.numerics)
+            model = loading.build_model(loaded.problem.Model, loaded.init_args, spec.seed,
+                                        spec.device, spec.mode, loaded.numerics)
             loaded.reference = loading.as_baseline(model, baseline)
         return loaded.reference
 
 
-def calls_so_far(loaded: Loaded, request: wire.Loading) -> dict:
+def calls_so_far(loaded: Loaded, spec: wire.Loading) -> dict:
     """The seeds of the model's calls so far, for a request that judges in lockstep."""
-    return {"calls": loaded.calls} if request.lockstep else {}
+    return {"calls": loaded.calls} if spec.lockstep else {}
 
 
 def with_flags(flags: dict, prepare):
