@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pytest_kernelbench.building import builds
 from pytest_kernelbench.building.builds import cuda_arch
-from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.isolation import ncu, wire
 from pytest_kernelbench.isolation.sandbox import Sandbox
 from pytest_kernelbench.settings import default_build_cache
 
@@ -31,23 +31,26 @@ def main() -> int:
     arch = cuda_arch(args.device)
     folder = builds.build_folder(default_build_cache(), args.candidate.read_bytes(),
                                  builds.toolchain(arch))
-    header = {"op": "ncu", "problem": str(args.problem.resolve()),
-              "candidate": str(args.candidate.resolve()), "seed": 42, "device": "cuda:0",
-              "mode": "train", "precision": "fp32", "tf32": "off", "order_trials": False,
-              "env": builds.build_env(folder, arch), "input_seed": 1042}
+    loading = wire.Loading(problem=str(args.problem.resolve()),
+                           candidate=str(args.candidate.resolve()), seed=42, device="cuda:0",
+                           mode="train", precision="fp32", tf32="off",
+                           env=builds.build_env(folder, arch))
+    request = wire.Ncu(loading, input_seed=1042)
     sandbox = Sandbox(device=args.device, confine_mode="auto")
     variants = {
-        "worker policy": lambda scratch: {**header, "policy": sandbox.policy_of(header, scratch).to_json()},
-        "worker policy, network": lambda scratch: {**header, "policy": dataclasses.replace(
-            sandbox.policy_of(header, scratch), network=True).to_json()},
-        "--kb-profile policy": lambda scratch: sandbox.profiled(header, scratch),
-        "unconfined": lambda scratch: {**header, "policy": None},
+        "worker policy": lambda scratch: dataclasses.replace(
+            request, policy=sandbox.policy_of(loading, scratch).to_json()),
+        "worker policy, network": lambda scratch: dataclasses.replace(
+            request, policy=dataclasses.replace(sandbox.policy_of(loading, scratch),
+                                                network=True).to_json()),
+        "--kb-profile policy": lambda scratch: sandbox.profiled(request, scratch),
+        "unconfined": lambda scratch: dataclasses.replace(request, policy=None),
     }
     try:
-        for name, request in variants.items():
+        for name, variant in variants.items():
             with tempfile.TemporaryDirectory(prefix="kb-ncu-check-") as scratch:
                 started = time.perf_counter()
-                kernels, why = ncu.profile(request(Path(scratch)), sandbox.env, [], 300.0,
+                kernels, why = ncu.profile(variant(Path(scratch)), sandbox.env, [], 300.0,
                                            Path(scratch))
                 took = time.perf_counter() - started
             print(f"{name}: " + (f"{len(kernels)} kernels" if kernels else f"none: {why}")

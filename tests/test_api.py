@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import jsonschema
@@ -9,6 +10,7 @@ import pytest
 
 from pytest_kernelbench import Session, evaluate, record
 from pytest_kernelbench.gpu import devices
+from pytest_kernelbench.isolation import wire
 
 EXAMPLES = Path(__file__).parent / "examples"
 RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"
@@ -57,14 +59,14 @@ def test_a_verdicts_timing_may_stop_once_clear_of_the_thresholds_the_summary_rea
         asked = session.evaluator.sandbox.request
         sent: list = []
 
-        def request(header, timeout_s):
-            if header.get("op") == "time":
-                sent.append(header["thresholds"])
-            return asked(header, timeout_s)
+        def request(request, timeout_s):
+            if isinstance(request, wire.Time):
+                sent.append(request.thresholds)
+            return asked(request, timeout_s)
 
         monkeypatch.setattr(session.evaluator.sandbox, "request", request)
         valid(session.evaluate(RELU, GOOD))
-    assert sent == [[0.0, 1.0, 2.0, 50.0]]
+    assert sent == [(0.0, 1.0, 2.0, 50.0)]
 
 
 CACHES = EXAMPLES / "candidates" / "hostile" / "level1" / "2_ReLU" / "caches_by_shape.py"
@@ -91,10 +93,10 @@ def test_a_stale_answer_from_a_candidate_that_makes_streams_is_told_by_its_order
 
     # The order trials need CUDA streams; here only their answer is stood in for, and the
     # worker on the CPU is not asked to track streams.
-    header = channel.WorkerChannel.header
+    loading = channel.WorkerChannel.loading
     monkeypatch.setattr(channel.WorkerChannel, "order_trials", property(lambda self: True))
-    monkeypatch.setattr(channel.WorkerChannel, "header", lambda self, *args, **kwargs: {
-        **header(self, *args, **kwargs), "order_trials": False})
+    monkeypatch.setattr(channel.WorkerChannel, "loading", lambda self, case: dataclasses.replace(
+        loading(self, case), order_trials=False))
     monkeypatch.setattr(correct_stage.Trials, "unordered", unordered)
     candidate = tmp_path / "2_ReLU.py"
     candidate.write_text(source)
@@ -339,10 +341,10 @@ def test_a_large_reference_is_let_go_while_the_worker_times_and_built_again_alik
         held_while_timing = []
         asked = ev.sandbox.request
 
-        def request(header, timeout_s):
-            if header.get("op") == "time":
+        def request(request, timeout_s):
+            if isinstance(request, wire.Time):
                 held_while_timing.append(ev.reference.holds_model)
-            return asked(header, timeout_s)
+            return asked(request, timeout_s)
 
         monkeypatch.setattr(ev.sandbox, "request", request)
         kept = valid(session.evaluate(problem, LINEAR_CANDIDATE))
@@ -365,11 +367,11 @@ def _bursts_altered(monkeypatch, evaluator, alter) -> list[str]:
     asked = evaluator.channel.ask
     sides: list[str] = []
 
-    def ask(record, op, case, **extra):
-        reply = asked(record, op, case, **extra)
-        if op != "burst":
+    def ask(record, request):
+        reply = asked(record, request)
+        if not isinstance(request, wire.Burst):
             return reply
-        sides.append(extra.get("side", "candidate"))
+        sides.append(request.side)
         return alter(sides[-1], reply, sides)
 
     monkeypatch.setattr(evaluator.channel, "ask", ask)
@@ -380,8 +382,6 @@ def test_a_host_whose_load_fell_after_the_candidates_bursts_is_no_cheat(monkeypa
     # The candidate's first bursts ran while the host was loaded (both clocks, the worker's
     # and the harness's, saw them ten times slower), the baseline's burst after them on a
     # quiet host: a burst of the candidate's right after the baseline's tells the two apart.
-    import dataclasses
-
     from pytest_kernelbench.judge import clock
 
     def loaded(side, reply, sides):
@@ -404,16 +404,15 @@ def _slowed_there(monkeypatch, evaluator, timed: tuple[str, ...] = (), bursts: i
     timed, the first `bursts` bursts of the baseline, and the harness's own work when pace;
     returns those requests as they come ('time', 'burst' of the baseline, 'pace'), each
     marked '*' where it was altered."""
-    import dataclasses
-
     from pytest_kernelbench.isolation.sandbox import Fault
 
     asked = evaluator.channel.ask
     seen: list[str] = []
 
-    def ask(record, op, case, **extra):
-        reply = asked(record, op, case, **extra)
-        if op not in ("time", "pace") and not (op == "burst" and extra.get("side") == "baseline"):
+    def ask(record, request):
+        reply = asked(record, request)
+        op = request.op
+        if op not in ("time", "pace") and not (op == "burst" and request.side == "baseline"):
             return reply
         if isinstance(reply, Fault):
             seen.append(op)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kernelbench import record
+from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.sandbox import Reply
 from pytest_kernelbench.judge.channel import SHORTEST_WAIT_S, Deadline, WorkerChannel
 from pytest_kernelbench.settings import Settings
@@ -31,9 +32,9 @@ class Sandbox:
         self.asked: list[tuple[dict, float]] = []
         self.waited_s = 0.0
 
-    def request(self, header, timeout_s):
-        self.asked.append((header, timeout_s))
-        return Reply({"op": header["op"]})
+    def request(self, request, timeout_s):
+        self.asked.append((request, timeout_s))
+        return Reply({"op": request.op})
 
     def let_timings_in(self) -> float:
         return self.waited_s
@@ -74,16 +75,16 @@ def test_a_deadline_is_one_clock_that_only_counts_down():
         assert second + 29.0 < deadline.left_s() <= second + 30.0
 
 
-def test_every_request_carries_the_runs_settings_and_the_ops_own_fields(tmp_path):
+def test_every_request_about_a_case_loads_it_under_the_runs_settings(tmp_path):
     channel = channel_for(tmp_path, Sandbox(), keeps_state=True, precision="fp16")
     case = case_for(tmp_path)
-    header = channel.header("run", case, input_seed=7)
-    assert (header["op"], header["input_seed"], header["precision"]) == ("run", 7, "fp16")
-    assert header["problem"] == str(case.problem.path)
-    assert header["candidate"] == str(case.candidate.path)
-    assert header["lockstep"] is True and header["order_trials"] is False  # not on a CPU
-    assert header["env"]["TORCH_EXTENSIONS_DIR"].startswith(str(tmp_path / "builds"))
-    assert channel.build_folder(case) == Path(header["env"]["TORCH_EXTENSIONS_DIR"])
+    loading = channel.loading(case)
+    assert (loading.precision, loading.seed, loading.device) == ("fp16", 42, "cpu")
+    assert loading.problem == str(case.problem.path)
+    assert loading.candidate == str(case.candidate.path)
+    assert loading.lockstep is True and loading.order_trials is False  # not on a CPU
+    assert loading.env["TORCH_EXTENSIONS_DIR"].startswith(str(tmp_path / "builds"))
+    assert channel.build_folder(case) == Path(loading.env["TORCH_EXTENSIONS_DIR"])
 
 
 def test_candidates_of_other_sources_build_in_folders_of_their_own(tmp_path):
@@ -99,10 +100,11 @@ def test_a_request_is_bounded_by_the_deadline_and_charged_to_the_record(tmp_path
     channel = channel_for(tmp_path, sandbox)
     made = fresh()
     with channel.deadline.running(5.0):
-        reply = channel.ask(made, "load", case_for(tmp_path))
+        load = wire.Load(channel.loading(case_for(tmp_path)))
+        reply = channel.ask(made, load)
     assert isinstance(reply, Reply) and reply.header == {"op": "load"}
-    [(header, timeout_s)] = sandbox.asked
-    assert header["op"] == "load" and 0 < timeout_s <= 5.0
+    [(request, timeout_s)] = sandbox.asked
+    assert request is load and 0 < timeout_s <= 5.0
     assert made["harness_s"]["load"] >= 0 and "stopped" not in made["harness_s"]
 
 
@@ -110,7 +112,7 @@ def test_time_a_worker_was_stopped_for_others_is_given_back_to_the_stage(tmp_pat
     channel = channel_for(tmp_path, Sandbox(stopped_s=2.0))
     made = fresh()
     with channel.deadline.running(5.0):
-        channel.ask(made, "run", case_for(tmp_path), input_seed=1)
+        channel.ask(made, wire.Run(channel.loading(case_for(tmp_path)), input_seed=1))
         assert channel.deadline.left_s() > 6.0
     assert made["harness_s"]["stopped"] == pytest.approx(2.0)
 

@@ -23,9 +23,13 @@ class Worker:
         self.seconds_per_call = seconds_per_call
         self.sides: list[str] = []
 
-    def ask(self, record, op, case, calls=1, input_seeds=(), side="candidate", **extra):
-        self.sides.append(side)
-        return SimpleNamespace(wall_s=self.seconds_per_call[side] * calls, header={})
+    def loading(self, case):
+        return case
+
+    def ask(self, record, request):
+        self.sides.append(request.side)
+        return SimpleNamespace(wall_s=self.seconds_per_call[request.side] * request.calls,
+                               header={})
 
 
 def bursts_of(worker, device="cuda:0"):

@@ -58,8 +58,11 @@ class Channel:
         self.reply = reply
         self.ops: list[str] = []
 
-    def ask(self, record, op, case, **extra):
-        self.ops.append(op)
+    def loading(self, case):
+        return case
+
+    def ask(self, record, request):
+        self.ops.append(request.op)
         return self.reply
 
 

@@ -51,10 +51,13 @@ class Channel:
         self.reference, self.answer = reference, answer
         self.seeds: list[int] = []
 
-    def ask(self, record, op, case, input_seed=0, **extra):
-        assert op == "run"
-        reply = self.answer(self.reference, input_seed, len(self.seeds))
-        self.seeds.append(input_seed)
+    def loading(self, case):
+        return case
+
+    def ask(self, record, request):
+        assert request.op == "run"
+        reply = self.answer(self.reference, request.input_seed, len(self.seeds))
+        self.seeds.append(request.input_seed)
         return reply
 
 

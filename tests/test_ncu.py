@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kernelbench import confine
-from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.isolation import ncu, wire
 from pytest_kernelbench.isolation.sandbox import Sandbox
 from pytest_kernelbench.reporting import feedback
 
@@ -114,11 +114,10 @@ def stand_in_ncu(tmp_path, monkeypatch):
     return folder / "ncu"
 
 
-def _request(sandbox: Sandbox, candidate: Path, scratch: Path) -> dict:
-    header = {"op": "ncu", "problem": str(RELU), "candidate": str(candidate), "seed": 42,
-              "device": "cpu", "mode": "train", "precision": "fp32", "tf32": "off",
-              "order_trials": False, "env": {}, "input_seed": 1042}
-    return sandbox.profiled(header, scratch)
+def _request(sandbox: Sandbox, candidate: Path, scratch: Path) -> wire.Ncu:
+    loading = wire.Loading(problem=str(RELU), candidate=str(candidate), seed=42, device="cpu",
+                           mode="train", precision="fp32", tf32="off")
+    return sandbox.profiled(wire.Ncu(loading, input_seed=1042), scratch)
 
 
 @pytest.mark.parametrize("mode", ["off", "auto"])
@@ -129,7 +128,7 @@ def test_the_candidate_runs_in_a_process_of_its_own_under_ncu(tmp_path, stand_in
     sandbox = Sandbox(device="cpu", confine_mode=mode, protected=(tmp_path / "others",))
     try:
         request = _request(sandbox, GOOD, tmp_path)
-        assert (request["policy"] is None) == (mode == "off")
+        assert (request.policy is None) == (mode == "off")
         kernels, why = ncu.profile(request, sandbox.env, OWN, 120.0, tmp_path)
         assert why == "" and [k["own"] for k in kernels] == [False, True]
         # The candidate's own error comes back as the reason, from its process under ncu.

@@ -20,16 +20,17 @@ def trials_answering(replies: dict[str, Reply | Fault]):
     """Trials over a stand-in context whose worker answers each order with replies[order]."""
     asked: list[str] = []
 
-    def ask(record, op, case, input_seed, order):
-        asked.append(order)
-        seeds.append(input_seed)
-        return replies[order]
+    def ask(record, request):
+        asked.append(request.order)
+        seeds.append(request.input_seed)
+        return replies[request.order]
 
     def judge(case, seed, value, calls=None):
         return None if value == RIGHT else Verdict(faults.MISMATCH, "output: 9 of 9 differ")
 
     seeds: list[int] = []
-    ctx = SimpleNamespace(channel=SimpleNamespace(ask=ask), answers=SimpleNamespace(judge=judge),
+    channel = SimpleNamespace(ask=ask, loading=lambda case: case)
+    ctx = SimpleNamespace(channel=channel, answers=SimpleNamespace(judge=judge),
                           input_seed=lambda t: 1000 + t, settings=SimpleNamespace(trials=5))
     trials = Trials(ctx, case=None, record={"upstream": {}})
     trials.seeds = seeds  # type: ignore[attr-defined]  # the draw each order trial asked for

@@ -7,12 +7,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from pytest_kernelbench import faults
-from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.isolation import ncu, wire
 from pytest_kernelbench.judge import profile_stage
 from pytest_kernelbench.judge.outcome import Outcome, base_record
 from pytest_kernelbench.suite.discovery import Case, Problem
 
 CASE = Case(Problem(1, 1, "Twice", Path("1_Twice.py")), "set", "s0", None)
+LOADING = wire.Loading(problem="1_Twice.py", candidate="twice.py", seed=42, device="cuda:0",
+                       mode="train", precision="fp32", tf32="off")
 
 
 class Channel:
@@ -22,8 +24,8 @@ class Channel:
         self.sandbox = SimpleNamespace(env={"PATH": "/usr/bin"},
                                        profiled=lambda request, folder: request)
 
-    def header(self, op, case, **extra):
-        return {"op": op, **extra}
+    def loading(self, case):
+        return LOADING
 
 
 def context(device: str, profile: bool):
@@ -64,7 +66,7 @@ def test_ncus_figures_for_the_candidates_kernels_land_in_the_record(monkeypatch)
                                                                   "dram_bytes": 64}]
     assert outcome.record["ncu_error"] is None and "ncu" in outcome.record["harness_s"]
     [(request, kernels, left_s)] = asked
-    assert request == {"op": "ncu", "input_seed": 1000} and kernels == ["twice_kernel"]
+    assert request == wire.Ncu(LOADING, input_seed=1000) and kernels == ["twice_kernel"]
     assert left_s == 30.0
 
 

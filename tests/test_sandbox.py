@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kernelbench import confine, faults
+from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.sandbox import Fault, Sandbox, seconds, violation
 
 EXAMPLES = Path(__file__).parent / "examples"
@@ -30,10 +31,17 @@ def test_a_violation_names_the_first_attempt_and_counts_the_rest():
     assert "not prevented" in violation(["write /p/1.py"], "none (--kb-confine=off)").message
 
 
-def _header(candidate: Path, op: str = "load") -> dict:
-    return {"op": op, "problem": str(RELU), "candidate": str(candidate), "seed": 42,
-            "device": "cpu", "mode": "train", "precision": "fp32", "tf32": "off", "env": {},
-            "input_seed": 1042}
+def _loading(candidate: Path) -> wire.Loading:
+    return wire.Loading(problem=str(RELU), candidate=str(candidate), seed=42, device="cpu",
+                        mode="train", precision="fp32", tf32="off")
+
+
+def _load(candidate: Path) -> wire.Load:
+    return wire.Load(_loading(candidate))
+
+
+def _run(candidate: Path) -> wire.Run:
+    return wire.Run(_loading(candidate), input_seed=1042)
 
 
 @pytest.mark.parametrize("mode", ["off", "auto"])
@@ -45,10 +53,10 @@ def test_a_hung_candidate_times_out_and_the_next_one_gets_a_fresh_worker(tmp_pat
     honest = EXAMPLES / "candidates" / "good" / "level1" / "2_ReLU.py"
     sandbox = Sandbox(device="cpu", confine_mode=mode, protected=(tmp_path,))
     try:
-        fault = sandbox.request(_header(hangs), timeout_s=2.0)
+        fault = sandbox.request(_load(hangs), timeout_s=2.0)
         assert isinstance(fault, Fault) and fault.status == faults.TIMEOUT
         assert fault.message.startswith("no answer within 2 s")
-        reply = sandbox.request(_header(honest, "run"), timeout_s=60.0)
+        reply = sandbox.request(_run(honest), timeout_s=60.0)
         assert not isinstance(reply, Fault), reply
         assert reply.value.shape == (32, 48) and bool((reply.value >= 0).all())
         assert sandbox.confinement.startswith("Landlock ABI" if mode == "auto" else "none")
@@ -57,6 +65,20 @@ def test_a_hung_candidate_times_out_and_the_next_one_gets_a_fresh_worker(tmp_pat
     finally:
         sandbox.close()
     assert scratch is None or not scratch.exists()  # removed with its worker
+
+
+def test_a_request_the_worker_refuses_is_an_error_of_the_harness_not_a_verdict(monkeypatch):
+    encode = wire.encode_request
+    monkeypatch.setattr(wire, "encode_request", lambda request: {
+        name: value for name, value in encode(request).items() if name != "input_seed"})
+    sandbox = Sandbox(device="cpu")
+    try:
+        with pytest.raises(wire.BadRequest, match="the worker refused a run request: a run "
+                           "request lacks required fields: input_seed"):
+            sandbox.request(_run(EXAMPLES / "candidates" / "good" / "level1" / "2_ReLU.py"),
+                            timeout_s=60.0)
+    finally:
+        sandbox.close()
 
 
 def test_what_a_candidates_thread_tried_between_requests_is_said_after_a_release(tmp_path):
@@ -87,11 +109,11 @@ class ModelNew(torch.nn.Module):
 ''')
     sandbox = Sandbox(device="cpu", confine_mode="auto", protected=(secret.parent,))
     try:
-        first = sandbox.request(_header(sneaky, "run"), timeout_s=60.0)
+        first = sandbox.request(_run(sneaky), timeout_s=60.0)
         assert not isinstance(first, Fault), first  # the thread has not tried yet
         time.sleep(1.0)
         sandbox.release()
-        fault = sandbox.request(_header(sneaky, "run"), timeout_s=60.0)
+        fault = sandbox.request(_run(sneaky), timeout_s=60.0)
         assert isinstance(fault, Fault) and fault.status == faults.SANDBOX_VIOLATION, fault
         assert str(secret) in fault.message
     finally:
@@ -127,9 +149,10 @@ def test_a_killed_pytest_process_leaves_no_zygote_or_worker_behind(tmp_path):
     started = tmp_path / "started"
     hangs = tmp_path / "hangs.py"
     hangs.write_text(f"import time\nopen({str(started)!r}, 'w').close()\ntime.sleep(600)\n")
-    script = (f"from pytest_kernelbench.isolation.sandbox import Sandbox\n"
-              f"header = {_header(hangs)!r}\n"
-              f"Sandbox(device='cpu').request(header, timeout_s=600.0)\n")
+    script = (f"from pytest_kernelbench.isolation import wire\n"
+              f"from pytest_kernelbench.isolation.sandbox import Sandbox\n"
+              f"request = wire.decode_request({wire.encode_request(_load(hangs))!r})\n"
+              f"Sandbox(device='cpu').request(request, timeout_s=600.0)\n")
     parent = subprocess.Popen([sys.executable, "-c", script])
     try:
         deadline = time.monotonic() + 120

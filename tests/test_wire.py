@@ -3,6 +3,7 @@ nothing it sends can run code here."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 
@@ -97,3 +98,68 @@ def test_messages_larger_than_a_pipe_arrive_whole_and_a_closed_pipe_is_eof():
     with pytest.raises(EOFError):
         wire.read_message(read_end)
     os.close(read_end)
+
+
+LOADING = wire.Loading(problem="/problems/level1/2_ReLU.py", candidate="/set/level1/2_ReLU.py",
+                       seed=7, device="cuda:1", mode="eval", precision="bf16", tf32="on",
+                       order_trials=True, lockstep=True, env={"TORCH_EXTENSIONS_DIR": "/b/x"})
+# One request of each kind, every field away from its default.
+REQUESTS = [
+    wire.Ping(policy='{"scratch": "/tmp/s"}'),
+    wire.IpcProbe(device="cuda:1"),
+    wire.Release(),
+    wire.Load(LOADING),
+    wire.Run(LOADING, input_seed=1042, settle_inputs=True, order="inputs_late", cuda_ipc=True),
+    wire.Time(LOADING, input_seeds=(9042, 9043), budget_s=0.5, min_rounds=4, timing="graph",
+              with_baseline=False, max_rounds=20, target_rse=0.01, baseline="max-autotune",
+              thresholds=(1.0, 2.0), cuda_ipc=True),
+    wire.Burst(LOADING, input_seeds=(1, 2), calls=9, side="baseline", baseline="inductor"),
+    wire.Pace(LOADING, steps=300),
+    wire.Profile(LOADING, input_seed=1000, profiler=False),
+    wire.Ncu(LOADING, input_seed=1000, policy='{"network": true}'),
+]
+
+
+def test_every_request_kind_has_an_example_here():
+    assert {type(request) for request in REQUESTS} == set(wire.REQUEST_KINDS.values())
+
+
+@pytest.mark.parametrize("request_", REQUESTS, ids=lambda request: request.op)
+def test_a_request_comes_back_from_its_json_header_as_the_same_typed_request(request_):
+    header = json.loads(json.dumps(wire.encode_request(request_)))
+    assert header["op"] == request_.op
+    assert wire.decode_request(header) == request_
+
+
+def test_a_header_with_only_the_required_fields_takes_each_default_from_the_request_type():
+    header = {"op": "time", "input_seeds": [1, 2], "budget_s": 0.1, "min_rounds": 3,
+              "loading": {"problem": "p.py", "candidate": "c.py", "seed": 42, "device": "cpu",
+                          "mode": "train", "precision": "fp32", "tf32": "off"}}
+    decoded = wire.decode_request(header)
+    assert decoded == wire.Time(wire.Loading("p.py", "c.py", 42, "cpu", "train", "fp32", "off"),
+                                input_seeds=(1, 2), budget_s=0.1, min_rounds=3)
+    assert isinstance(decoded, wire.Time) and decoded.with_baseline is True
+    assert decoded.loading.env == {} and decoded.thresholds == ()
+
+
+def _without(mapping: dict, *names: str) -> dict:
+    return {name: value for name, value in mapping.items() if name not in names}
+
+
+RUN = wire.encode_request(wire.Run(LOADING, input_seed=1))
+
+
+@pytest.mark.parametrize("header, refusal", [
+    ({"op": "rerun"}, "unknown request op 'rerun' (known: ping, ipc_probe, release, load, run, "),
+    (_without(RUN, "op"), "unknown request op None"),
+    (_without(RUN, "input_seed"), "a run request lacks required fields: input_seed"),
+    ({**RUN, "loading": _without(RUN["loading"], "precision", "tf32")},
+     "the loading of a run request lacks required fields: precision, tf32"),
+    ({**RUN, "input_sed": 1}, "a run request carries fields it does not know: input_sed"),
+    ({**RUN, "loading": "p.py"}, "the loading of a run request is not an object: 'p.py'"),
+    ({"op": "release", "policy": None}, "a release request carries fields it does not know"),
+])
+def test_an_unknown_op_or_a_missing_or_unknown_field_is_refused_saying_which(header, refusal):
+    with pytest.raises(wire.BadRequest) as refused:
+        wire.decode_request(header)
+    assert str(refused.value).startswith(refusal)

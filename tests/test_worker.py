@@ -3,7 +3,9 @@ tested in test_sandbox.py)."""
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 import types
 from pathlib import Path
 
@@ -12,19 +14,22 @@ import torch
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.isolation import wire
-from pytest_kernelbench.isolation.worker import Worker
+from pytest_kernelbench.isolation.worker import Worker, serve
 from pytest_kernelbench.precision import EXACT_FP32
 from pytest_kernelbench.suite import loading
 
 EXAMPLES = Path(__file__).parent / "examples"
 RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"
 CANDIDATES = EXAMPLES / "candidates"
+GOOD = CANDIDATES / "good" / "level1" / "2_ReLU.py"
 
 
-def ask(worker: Worker, op: str, candidate: Path, **extra) -> tuple[dict, object]:
-    request = {"op": op, "problem": str(RELU), "candidate": str(candidate), "seed": 42,
-               "device": "cpu", "mode": "train", "precision": "fp32", "tf32": "off", "env": {},
-               **extra}
+def loading_of(candidate: Path, problem: Path = RELU) -> wire.Loading:
+    return wire.Loading(problem=str(problem), candidate=str(candidate), seed=42, device="cpu",
+                        mode="train", precision="fp32", tf32="off")
+
+
+def ask(worker: Worker, request: wire.Request) -> tuple[dict, object]:
     header, blobs = worker.handle(request)
     payload = memoryview(b"".join(blobs))
     value = wire.decode_value(header["output"], payload, [0]) if "output" in header else None
@@ -33,8 +38,7 @@ def ask(worker: Worker, op: str, candidate: Path, **extra) -> tuple[dict, object
 
 def test_a_run_returns_the_candidates_output_for_the_draw_asked_for():
     worker = Worker()
-    header, output = ask(worker, "run", CANDIDATES / "good" / "level1" / "2_ReLU.py",
-                         input_seed=7)
+    header, output = ask(worker, wire.Run(loading_of(GOOD), input_seed=7))
     assert header["ok"]
     problem = loading.import_file(RELU, "kb_problem")
     (x,) = loading.make_inputs(problem, 7, "cpu", EXACT_FP32)
@@ -43,8 +47,8 @@ def test_a_run_returns_the_candidates_output_for_the_draw_asked_for():
 
 def test_timing_returns_samples_of_both_sides_and_the_last_output_of_each_draw():
     worker = Worker()
-    header, _ = ask(worker, "time", CANDIDATES / "good" / "level1" / "2_ReLU.py",
-                    input_seeds=[9042, 9043], budget_s=0.01, min_rounds=3)
+    header, _ = ask(worker, wire.Time(loading_of(GOOD), input_seeds=(9042, 9043), budget_s=0.01,
+                                      min_rounds=3))
     assert header["ok"] and set(header["samples_s"]) == {"baseline", "candidate"}
     assert len(header["samples_s"]["candidate"]) >= 3
     assert [item["seed"] for item in header["timed_outputs"]] == [9042, 9043]
@@ -54,10 +58,8 @@ def test_timing_returns_samples_of_both_sides_and_the_last_output_of_each_draw()
 @pytest.mark.parametrize("min_rounds", [1, 3])
 def test_a_candidate_that_returns_one_buffer_gets_each_draw_checked_as_returned(min_rounds):
     seeds = [9042, 9043, 9044]
-    request = {"op": "time", "problem": str(RELU), "seed": 42, "device": "cpu", "mode": "train",
-               "precision": "fp32", "tf32": "off", "env": {},
-               "candidate": str(CANDIDATES / "reused_buffer" / "level1" / "2_ReLU.py"),
-               "input_seeds": seeds, "budget_s": 0.0, "min_rounds": min_rounds}
+    request = wire.Time(loading_of(CANDIDATES / "reused_buffer" / "level1" / "2_ReLU.py"),
+                        input_seeds=tuple(seeds), budget_s=0.0, min_rounds=min_rounds)
     header, blobs = Worker().handle(request)
     assert header["ok"] and header["reused_output"] is True
     payload, offset = memoryview(b"".join(blobs)), [0]
@@ -71,16 +73,15 @@ def test_a_candidate_that_returns_one_buffer_gets_each_draw_checked_as_returned(
 
 def test_faults_come_back_as_statuses_not_exceptions():
     broken = CANDIDATES / "broken" / "level1" / "2_ReLU"
-    header, _ = ask(Worker(), "load", broken / "no_model_new.py")
+    header, _ = ask(Worker(), wire.Load(loading_of(broken / "no_model_new.py")))
     assert (header["ok"], header["status"]) == (False, faults.NO_MODEL_NEW)
-    header, _ = ask(Worker(), "run", broken / "forward_error.py", input_seed=1)
+    header, _ = ask(Worker(), wire.Run(loading_of(broken / "forward_error.py"), input_seed=1))
     assert (header["ok"], header["status"]) == (False, faults.RUNTIME_ERROR)
     assert "forward_error.py" in header["details"]
 
 
 def test_a_burst_runs_the_calls_and_says_nothing_else():
-    header, _ = ask(Worker(), "burst", CANDIDATES / "good" / "level1" / "2_ReLU.py",
-                    input_seeds=[1, 2], calls=5)
+    header, _ = ask(Worker(), wire.Burst(loading_of(GOOD), input_seeds=(1, 2), calls=5))
     assert header["ok"] and set(header) == {"ok", "timed_s"} and header["timed_s"] > 0
 
 
@@ -90,12 +91,10 @@ def test_the_baseline_runs_under_the_harnesss_switches_whatever_the_candidate_se
     worker = Worker()
     try:
         loading.apply(EXACT_FP32)
-        for op, extra in [("time", {"budget_s": 0.0, "min_rounds": 2}), ("burst", {"calls": 3})]:
-            header, _ = worker.handle({"op": op, "problem": str(problem), "seed": 42,
-                                       "device": "cpu", "mode": "train", "precision": "fp32",
-                                       "tf32": "off", "env": {},
-                                       "candidate": str(candidate), "input_seeds": [1, 2],
-                                       "side": "baseline", **extra})
+        on = loading_of(candidate, problem)
+        for request in [wire.Time(on, input_seeds=(1, 2), budget_s=0.0, min_rounds=2),
+                        wire.Burst(on, input_seeds=(1, 2), calls=3, side="baseline")]:
+            header, _ = worker.handle(request)
             assert header["ok"], header
         baseline_seen = worker.loaded.problem.SEEN
         candidate_seen = type(worker.loaded.model).forward.__globals__["SEEN"]
@@ -110,17 +109,17 @@ def test_the_baseline_runs_under_the_harnesss_switches_whatever_the_candidate_se
 
 def test_a_release_drops_the_timing_draws_and_keeps_the_candidate():
     worker = Worker()
-    good = CANDIDATES / "good" / "level1" / "2_ReLU.py"
-    ask(worker, "time", good, input_seeds=[9042, 9043], budget_s=0.01, min_rounds=1)
+    ask(worker, wire.Time(loading_of(GOOD), input_seeds=(9042, 9043), budget_s=0.01,
+                          min_rounds=1))
     assert worker.loaded is not None and len(worker.loaded.timing_sets[1]) == 2
     model = worker.loaded.model
-    header, _ = ask(worker, "release", good)
+    header, _ = ask(worker, wire.Release())
     assert header["ok"] and worker.loaded.timing_sets == ((), [])
     assert worker.loaded.model is model  # the next stage of the case does not load it again
 
 
 def test_a_load_says_where_its_time_went():
-    header, _ = ask(Worker(), "load", CANDIDATES / "good" / "level1" / "2_ReLU.py")
+    header, _ = ask(Worker(), wire.Load(loading_of(GOOD)))
     assert header["ok"] and list(header["phases"]) == ["problem", "libraries", "import",
                                                        "construct"]
     assert all(seconds >= 0 for seconds in header["phases"].values())
@@ -157,3 +156,27 @@ def test_cached_gpu_memory_goes_back_unless_a_small_cache_may_stay(monkeypatch, 
     monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=allocator))
     loading.release_cached_memory(keep)
     assert allocator.emptied == emptied
+
+
+def test_the_worker_refuses_a_request_it_cannot_decode_and_answers_the_next():
+    to_worker, for_worker = os.pipe()
+    from_worker, worker_says = os.pipe()
+    server = threading.Thread(target=serve, args=(to_worker, worker_says))
+    server.start()
+    try:
+        header = wire.encode_request(wire.Run(loading_of(GOOD), input_seed=7))
+        del header["input_seed"]
+        wire.write_message(for_worker, header)
+        reply, _ = wire.read_message(from_worker)
+        assert reply == {"ok": False, "refused": "a run request lacks required fields: input_seed"}
+        wire.write_message(for_worker, {"op": "rerun"})
+        reply, _ = wire.read_message(from_worker)
+        assert not reply["ok"] and reply["refused"].startswith("unknown request op 'rerun'")
+        wire.write_message(for_worker, wire.encode_request(wire.Release()))
+        assert wire.read_message(from_worker)[0] == {"ok": True}
+    finally:
+        os.close(for_worker)
+        server.join(timeout=60)
+        for fd in (to_worker, from_worker, worker_says):
+            os.close(fd)
+    assert not server.is_alive()  # it ended with its channel, not at a refusal

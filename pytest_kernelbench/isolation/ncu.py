@@ -21,12 +21,10 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pytest_kernelbench.gpu.kernels import base_name
-from pytest_kernelbench.isolation import worker
+from pytest_kernelbench.isolation import wire, worker
 from pytest_kernelbench.suite import loading
 
 # what the feedback calls each figure -> the Nsight Compute metric it is read from
@@ -134,7 +132,7 @@ def _pct(label: str, value: float | None) -> str:
     return "" if value is None else f"{label} {value:.0f}%"
 
 
-def profile(request: Mapping[str, Any], env: dict[str, str], own: list[str], timeout_s: float,
+def profile(request: wire.Ncu, env: dict[str, str], own: list[str], timeout_s: float,
             folder: Path) -> tuple[list[dict] | None, str]:
     """(kernels, "") or (None, why not): the request's call profiled under ncu. `folder` is
     where the request and ncu's log are written (the confined process may read it)."""
@@ -142,7 +140,7 @@ def profile(request: Mapping[str, Any], env: dict[str, str], own: list[str], tim
     if ncu is None:
         return None, "ncu (Nsight Compute) not found on PATH or in CUDA_HOME/bin"
     request_path, log_path = folder / "ncu-request.json", folder / "ncu.csv"
-    request_path.write_text(json.dumps(request))
+    request_path.write_text(json.dumps(wire.encode_request(request)))
     try:
         # ncu's own temporary files beside the request, where the profiled process may reach
         done = subprocess.run(command(ncu, log_path, request_path), env={**env, "TMPDIR": str(folder)},
@@ -173,22 +171,24 @@ def profile_one(request_path: Path) -> int:
     """The body that runs under ncu: one warm-up call, then one profiled call."""
     import torch
 
-    request = json.loads(request_path.read_text())
-    device = request["device"]
+    request = wire.decode_request(json.loads(request_path.read_text()))
+    if not isinstance(request, wire.Ncu):
+        raise wire.BadRequest(f"{request_path} holds a {request.op} request, not an ncu one")
+    device = request.loading.device
     torch.empty(1, device=device)  # CUDA (and ncu's injection) up before confinement
-    worker.enter_policy(request)
+    worker.enter_policy(request.policy)
     try:
-        loaded = worker.Worker().load(request)
-        inputs = loading.make_inputs(loaded.problem, request["input_seed"], device,
+        loaded = worker.Worker().load(request.loading)
+        inputs = loading.make_inputs(loaded.problem, request.input_seed, device,
                                      loaded.numerics)
         def call():
             return worker.forward(loaded.model, inputs, device)
 
-        worker.guarded(call, "forward", request["candidate"])  # JIT, autotuning, lazy set-up
+        worker.guarded(call, "forward", request.loading.candidate)  # JIT, autotuning, lazy set-up
         on_cuda = device.startswith("cuda")  # (the CPU runs it only in this module's tests)
         if on_cuda:
             torch.cuda.profiler.start()
-        worker.guarded(call, "forward", request["candidate"])
+        worker.guarded(call, "forward", request.loading.candidate)
         if on_cuda:
             torch.cuda.profiler.stop()
     except worker.CandidateFault as fault:

@@ -180,9 +180,10 @@ class Sandbox:
         self.started: list[str] = []
         self._started_since_release: tuple[tuple | None, list[str]] = (None, [])
 
-    def request(self, header: wire.Request, timeout_s: float) -> Reply | Fault:
-        """Send one request to the candidate's worker and wait at most timeout_s for its reply."""
-        key = (header.get("problem"), header.get("candidate"))
+    def request(self, request: wire.CandidateRequest, timeout_s: float) -> Reply | Fault:
+        """Send one request to the candidate's worker and wait at most timeout_s for its reply.
+        Raises wire.BadRequest where the worker refuses it (a mistake of the harness)."""
+        key = (request.loading.problem, request.loading.candidate)
         self.start_s, self.start_parts, self.stopped_s = 0.0, {}, 0.0  # of this request alone
         (of, before), self._started_since_release = self._started_since_release, (None, [])
         self.started = before if of == key else []
@@ -196,7 +197,7 @@ class Sandbox:
         if self.child_pid is None or key != self.child_key:
             self.stop_child()
             began = time.perf_counter()
-            started = self._start_child(header)  # on a GPU: the worker's CUDA context too
+            started = self._start_child(request.loading)  # on a GPU: its CUDA context too
             self.start_s = time.perf_counter() - began - self.stopped_s  # not others' timings
             if isinstance(started, Fault):
                 return started
@@ -207,11 +208,14 @@ class Sandbox:
         log_start = self._log_size()
         started_s = time.perf_counter()
         try:
-            wire.write_message(self.to_child, {**header, "cuda_ipc": self.cuda_ipc})
+            if isinstance(request, (wire.Run, wire.Time)):
+                request = dataclasses.replace(request, cuda_ipc=self.cuda_ipc)
+            wire.write_message(self.to_child, wire.encode_request(request))
             # A stream-order trial is left to run through: stopped halfway, its work would
             # meet its inputs in another order than the trial sets up.
-            if not self._wait_readable(timeout_s, stoppable=header.get("op") in STOPPABLE
-                                       and not header.get("order")):
+            ordered = isinstance(request, wire.Run) and request.order
+            if not self._wait_readable(timeout_s, stoppable=request.op in STOPPABLE
+                                       and not ordered):
                 self.stop_child()
                 return Fault(faults.TIMEOUT, f"no answer within {seconds(timeout_s)} s (--kb-timeout); "
                              "the worker was killed", self._log_since(log_start))
@@ -219,6 +223,9 @@ class Sandbox:
         except (EOFError, OSError):
             return self._lost(log_start)
         wall_s = time.perf_counter() - started_s
+        if "refused" in reply:
+            raise wire.BadRequest(f"the worker refused a {request.op} request: "
+                                  f"{reply['refused']}")
         self.started = [*self.started, *(reply.get("started") or [])]
         if reply.get("attempts"):
             self.stop_child()  # the verdict is settled; nothing more of it runs
@@ -271,7 +278,7 @@ class Sandbox:
             return
         self._resume()
         try:
-            wire.write_message(self.to_child, {"op": "release"})
+            wire.write_message(self.to_child, wire.encode_request(wire.Release()))
             if self._wait_readable(timeout_s):
                 reply, _ = wire.read_message(self.from_child)
                 # What it refused while no request ran (a thread of the candidate's).
@@ -319,34 +326,31 @@ class Sandbox:
             self.scratch = None
         return status
 
-    def _policy(self, header: wire.Request) -> str | None:
+    def _policy(self, loading: wire.Loading) -> str | None:
         """The new worker's confinement, as the JSON its first request carries."""
         if self.confine_mode == "off":
             return None
         self.scratch = Path(tempfile.mkdtemp(prefix="kb-scratch-"))
-        return self.policy_of(header, self.scratch).to_json()
+        return self.policy_of(loading, self.scratch).to_json()
 
-    def profiled(self, header: wire.Request, scratch: Path) -> wire.Request:
+    def profiled(self, request: wire.Ncu, scratch: Path) -> wire.Ncu:
         """The request for a process of its own that runs the candidate under a profiler: its
         files confined as a worker's are, writing only to `scratch`, but free to talk to the
         profiler that started it (TCP and sockets outside its domain, signals)."""
         if self.confine_mode == "off":
-            return {**header, "policy": None}
-        policy = dataclasses.replace(self.policy_of(header, scratch), network=True,
+            return dataclasses.replace(request, policy=None)
+        policy = dataclasses.replace(self.policy_of(request.loading, scratch), network=True,
                                      scoped=False)
-        return {**header, "policy": policy.to_json()}
+        return dataclasses.replace(request, policy=policy.to_json())
 
-    def policy_of(self, header: wire.Request, scratch: Path) -> confine.Policy:
-        """The confinement of a worker that serves this request and writes only to scratch."""
-        env = header.get("env") or {}
-        build, headers = env.get("TORCH_EXTENSIONS_DIR"), env.get(pch.ROOT_ENV)
-        candidate, problem = header.get("candidate"), header.get("problem")
-        return confine.policy_for(Path(candidate) if candidate else None,
-                                  Path(problem) if problem else None, scratch,
+    def policy_of(self, loading: wire.Loading, scratch: Path) -> confine.Policy:
+        """The confinement of a worker that serves this candidate and writes only to scratch."""
+        build, headers = loading.env.get("TORCH_EXTENSIONS_DIR"), loading.env.get(pch.ROOT_ENV)
+        return confine.policy_for(Path(loading.candidate), Path(loading.problem), scratch,
                                   Path(build) if build else None, self.protected,
                                   reads=(Path(headers),) if headers else ())
 
-    def _start_child(self, header: wire.Request) -> Fault | None:
+    def _start_child(self, loading: wire.Loading) -> Fault | None:
         if self.zygote is None or self.zygote.poll() is not None:
             self._start_zygote()
         began = time.perf_counter()
@@ -360,7 +364,8 @@ class Sandbox:
         self.child_pid = self._control(None, "pid")
         log_start = self._log_size()
         try:
-            wire.write_message(self.to_child, {"op": "ping", "policy": self._policy(header)})
+            wire.write_message(self.to_child,
+                               wire.encode_request(wire.Ping(self._policy(loading))))
             if not self._wait_readable(STARTUP_TIMEOUT_S, stoppable=True):
                 self.stop_child()
                 return Fault(faults.CRASHED, f"the worker did not start within "
@@ -418,7 +423,8 @@ class Sandbox:
         """
         import torch
 
-        wire.write_message(self.to_child, {"op": "ipc_probe", "device": self.worker_device})
+        wire.write_message(self.to_child,
+                           wire.encode_request(wire.IpcProbe(self.worker_device)))
         if not self._wait_readable(STARTUP_TIMEOUT_S, stoppable=True):
             return False
         reply, payload = wire.read_message(self.from_child)

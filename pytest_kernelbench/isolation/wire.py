@@ -1,59 +1,204 @@
 """Framed messages between the pytest process and a sandbox worker.
 
 A message is a JSON header plus raw tensor bytes. Nothing is unpickled: a worker runs untrusted
-candidate code, so whatever it sends back must be decodable without executing anything.
+candidate code, so whatever it sends back must be decodable without executing anything. A
+request's header encodes one of the typed requests below, which both ends share.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import struct
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeAlias
 
 HEADER = struct.Struct("<QQ")  # JSON length, payload length
 
 
-class Request(TypedDict, total=False):
-    """The header of one request the judge sends a worker. The fields down to `env` are in
-    every request (a worker started for any of them loads the candidate from them); the rest
-    belong to one op or a few."""
+# --- requests -------------------------------------------------------------------------------
+# One frozen dataclass per request kind, each default written here once. The pytest process
+# builds them (judge/channel.py, isolation/sandbox.py) and the worker decodes each header into
+# one before it reads a field (isolation/worker.py).
 
-    op: str  # load, run, time, burst, pace, profile, ncu
+
+class BadRequest(ValueError):
+    """A request header that names no known op, lacks a field its op needs or carries one its
+    op does not know: a mistake of the harness, never of the candidate."""
+
+
+@dataclass(frozen=True)
+class Loading:
+    """Which candidate a request is about and how its worker loads it. A worker started for
+    any request that carries one loads the candidate from it."""
+
     problem: str
     candidate: str
     seed: int
     device: str  # as the worker names it
     mode: str
-    precision: str  # the worker's numerics (precision.Numerics.of), applied at load
+    # the worker's numerics (precision.Numerics.of), applied at load; no precision is assumed
+    precision: str
     tf32: str
-    order_trials: bool  # track the candidate's streams (the stream-order trials)
-    lockstep: bool  # the reference keeps state: the worker reports its calls
-    env: dict[str, str]  # the candidate's build folder (TORCH_EXTENSIONS_DIR and the like)
-    # run
+    order_trials: bool = False  # track the candidate's streams (the stream-order trials)
+    lockstep: bool = False  # the reference keeps state: the worker reports its calls
+    # the candidate's build folder (TORCH_EXTENSIONS_DIR and the like)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Ping:
+    """A new worker's first request: enter this confinement (confine.Policy as JSON; None:
+    unconfined) before anything else runs there."""
+
+    op: ClassVar[str] = "ping"
+    policy: str | None = None
+
+
+@dataclass(frozen=True)
+class IpcProbe:
+    """A new worker's second request on a GPU: name the GPU, and share a known tensor over
+    CUDA IPC to show whether outputs may come back that way."""
+
+    op: ClassVar[str] = "ipc_probe"
+    device: str
+
+
+@dataclass(frozen=True)
+class Release:
+    """A stage is done: drop the timing draws and the outputs lent over CUDA IPC, and give the
+    cached GPU memory back."""
+
+    op: ClassVar[str] = "release"
+
+
+@dataclass(frozen=True)
+class Load:
+    """Load the candidate (and say how: its extensions, its numerics, where the time went)."""
+
+    op: ClassVar[str] = "load"
+    loading: Loading
+
+
+@dataclass(frozen=True)
+class Run:
+    """One correctness trial on the draw of input_seed: the output, and the inputs as left."""
+
+    op: ClassVar[str] = "run"
+    loading: Loading
     input_seed: int
-    settle_inputs: bool
-    order: str
-    # time and burst
-    input_seeds: list[int]
-    timing: str
-    with_baseline: bool
+    settle_inputs: bool = False  # synchronize once the inputs are made (the order trials' job)
+    order: str | None = None  # a stream-order trial (gpu/ordering.ORDERS); None: a plain one
+    cuda_ipc: bool = False  # outputs travel as CUDA IPC handles (set by the sandbox)
+
+
+@dataclass(frozen=True)
+class Time:
+    """Baseline and candidate timed in turns on the draws of input_seeds."""
+
+    op: ClassVar[str] = "time"
+    loading: Loading
+    input_seeds: tuple[int, ...]
     budget_s: float
     min_rounds: int
-    max_rounds: int | None
-    target_rse: float
-    baseline: str
-    thresholds: list[float]
-    calls: int
-    side: str
-    # pace, profile
-    steps: int
-    profiler: bool
-    # a process of its own under a profiler (sandbox.profiled)
-    policy: str | None
+    timing: str = "events"  # or graph: each side captured in a CUDA graph and replayed
+    with_baseline: bool = True  # False: the baseline's samples are cached in the pytest process
+    max_rounds: int | None = None  # None: the budget and the RSE bound the rounds
+    target_rse: float = 0.0
+    baseline: str = "eager"  # or a torch.compile mode (loading.as_baseline)
+    thresholds: tuple[float, ...] = ()  # speedups the timing may stop once clear of
+    cuda_ipc: bool = False  # outputs travel as CUDA IPC handles (set by the sandbox)
 
+
+@dataclass(frozen=True)
+class Burst:
+    """calls back-to-back calls, for the pytest process to time by its own clock."""
+
+    op: ClassVar[str] = "burst"
+    loading: Loading
+    input_seeds: tuple[int, ...]
+    calls: int
+    side: str = "candidate"  # or baseline, in the candidate's process
+    baseline: str = "eager"  # how the baseline is built, where no timing built it here first
+
+
+@dataclass(frozen=True)
+class Pace:
+    """steps of the harness's own host work (timing.host_pace), timed by the pytest process."""
+
+    op: ClassVar[str] = "pace"
+    loading: Loading
+    steps: int
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The names of the GPU kernels one call on the draw of input_seed launches."""
+
+    op: ClassVar[str] = "profile"
+    loading: Loading
+    input_seed: int
+    profiler: bool = True  # a profiler session may answer where neither graph nor CUPTI does
+
+
+@dataclass(frozen=True)
+class Ncu:
+    """One call under Nsight Compute, in a process of its own (isolation/ncu.py), confined as
+    policy says (sandbox.profiled)."""
+
+    op: ClassVar[str] = "ncu"
+    loading: Loading
+    input_seed: int
+    policy: str | None = None
+
+
+# The requests about one candidate: a worker started for any of them loads it.
+CandidateRequest: TypeAlias = Load | Run | Time | Burst | Pace | Profile | Ncu
+Request: TypeAlias = Ping | IpcProbe | Release | CandidateRequest
+REQUEST_KINDS: dict[str, type[Request]] = {kind.op: kind for kind in (
+    Ping, IpcProbe, Release, Load, Run, Time, Burst, Pace, Profile, Ncu)}
+
+
+def encode_request(request: Request) -> dict[str, Any]:
+    """The JSON header of a request: its op and every field, the loading as an object."""
+    return {"op": request.op, **dataclasses.asdict(request)}
+
+
+def decode_request(header: Mapping[str, Any]) -> Request:
+    """The typed request a header encodes; BadRequest where it is not one."""
+    op = header.get("op")
+    kind = REQUEST_KINDS.get(op) if isinstance(op, str) else None
+    if kind is None:
+        raise BadRequest(f"unknown request op {op!r} (known: {', '.join(REQUEST_KINDS)})")
+    values = _fields(kind, {name: value for name, value in header.items() if name != "op"},
+                     f"a {op} request")
+    if "loading" in values:
+        values["loading"] = Loading(**_fields(Loading, values["loading"],
+                                              f"the loading of a {op} request"))
+    return kind(**values)
+
+
+def _fields(kind: type, values: Any, what: str) -> dict[str, Any]:
+    """values checked against kind's fields, each JSON array back as a tuple."""
+    if not isinstance(values, Mapping):
+        raise BadRequest(f"{what} is not an object: {values!r}")
+    known = {spec.name: spec for spec in dataclasses.fields(kind)}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise BadRequest(f"{what} carries fields it does not know: {', '.join(unknown)}")
+    missing = [name for name, spec in known.items() if name not in values
+               and spec.default is dataclasses.MISSING
+               and spec.default_factory is dataclasses.MISSING]
+    if missing:
+        raise BadRequest(f"{what} lacks required fields: {', '.join(missing)}")
+    return {name: tuple(value) if isinstance(value, list) else value
+            for name, value in values.items()}
+
+
+# --- framing ----------------------------------------------------------------------------------
 
 def write_message(fd: int, header: Mapping[str, Any], blobs: list[bytes] = ()) -> None:  # type: ignore[assignment]
     head = json.dumps(header).encode()

@@ -15,6 +15,7 @@ import re
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -106,7 +107,7 @@ class TimedOutputs:
                 self.outputs[index] = timing.clone_output(call_on(index))
                 self.calls_by[index] = len(self.calls)
 
-    def encoded(self, seeds: list[int], blobs: list[bytes], keep_alive) -> list[dict]:
+    def encoded(self, seeds: Sequence[int], blobs: list[bytes], keep_alive) -> list[dict]:
         return [{"seed": seeds[index], "output": wire.encode_value(out, blobs, keep_alive),
                  "call": self.calls_by[index]} for index, out in sorted(self.outputs.items())]
 
@@ -120,7 +121,7 @@ class Worker:
         # (a CUDA graph captured then and replayed) reads an old draw and is caught.
         self.last_inputs: list = []
 
-    def handle(self, request: dict) -> tuple[dict, list[bytes]]:
+    def handle(self, request: wire.Request) -> tuple[dict, list[bytes]]:
         reply, blobs = self.answer(request)
         attempts = confine.take_attempts()
         if attempts:  # refused by the kernel; the pytest process decides what that means
@@ -130,41 +131,40 @@ class Worker:
             reply["started"] = started
         return reply, blobs
 
-    def answer(self, request: dict) -> tuple[dict, list[bytes]]:
-        op = request["op"]
+    def answer(self, request: wire.Request) -> tuple[dict, list[bytes]]:
         self.shared = []
         try:
-            if op == "release":  # the stage is done (the reply is followed by empty_cache)
+            if isinstance(request, wire.Release):  # the reply is followed by empty_cache
                 self.last_inputs = []
                 if self.loaded is not None:
                     self.loaded.timing_sets = ((), [])
                 return {"ok": True}, []
-            if op == "ping":
-                return {"ok": True, "pid": os.getpid(), **enter_policy(request)}, []
-            if op == "pace":  # harness code only: timed by the pytest process's clock
-                return {"ok": True, "sum": timing.host_pace(request["steps"])}, []
-            if op == "ipc_probe":
+            if isinstance(request, wire.Ping):
+                return {"ok": True, "pid": os.getpid(), **enter_policy(request.policy)}, []
+            if isinstance(request, wire.Pace):  # harness code only: timed by the pytest process
+                return {"ok": True, "sum": timing.host_pace(request.steps)}, []
+            if isinstance(request, wire.IpcProbe):
                 import torch
 
-                probe = torch.arange(64, dtype=torch.float32, device=request["device"])
+                probe = torch.arange(64, dtype=torch.float32, device=request.device)
                 gpu = str(torch.cuda.get_device_properties(probe.device).uuid)
                 return {"ok": True, "gpu_uuid": gpu,
                         "output": wire.encode_value(probe, [], self.shared)}, []
-            loaded = self.load(request)
-            if op == "load":
+            loaded = self.load(request.loading)
+            if isinstance(request, wire.Load):
                 return {"ok": True, "extensions": extension_libraries(),
                         "tf32": loading.tf32_switched_on(loaded.numerics),
                         "phases": loaded.phases,
                         "outside_names": loaded.outside_names}, []
-            if op == "run":
+            if isinstance(request, wire.Run):
                 return self.run(loaded, request)
-            if op == "time":
+            if isinstance(request, wire.Time):
                 return self.time(loaded, request)
-            if op == "burst":
+            if isinstance(request, wire.Burst):
                 return self.burst(loaded, request)
-            if op == "profile":
+            if isinstance(request, wire.Profile):
                 return self.profile(loaded, request)
-            raise ValueError(f"unknown request {op!r}")
+            raise ValueError(f"a worker does not serve {request.op!r} requests")
         except CandidateFault as fault:
             return self.failure(fault.status, fault.message, fault.details), []
         except Exception as exc:  # noqa: BLE001 - e.g. inputs made with torch patched by a candidate
@@ -179,27 +179,25 @@ class Worker:
             reply["peak_bytes"] = loading.peak_device_bytes()
         return reply
 
-    def load(self, request: dict) -> Loaded:
-        key = (request["problem"], request["candidate"], request["seed"], request["device"],
-               request["mode"])
+    def load(self, spec: wire.Loading) -> Loaded:
+        key = (spec.problem, spec.candidate, spec.seed, spec.device, spec.mode)
         if self.loaded is not None and self.loaded.key == key:
             return self.loaded
         self.loaded = None
         # e.g. this candidate's own build folder; this process serves one candidate only.
-        os.environ.update(request.get("env") or {})
-        # Without them the request is the harness's mistake: no precision is assumed here.
-        numerics = precision.Numerics.of(request["precision"], request["tf32"])
+        os.environ.update(spec.env)
+        numerics = precision.Numerics.of(spec.precision, spec.tf32)
         loading.apply(numerics)
         baseline_flags = loading.numerics_flags()
-        device, seed = request["device"], request["seed"]
+        device, seed = spec.device, spec.seed
         clock = PhaseClock()
-        problem = loading.import_file(Path(request["problem"]), "kb_problem")
+        problem = loading.import_file(Path(spec.problem), "kb_problem")
         init_args = loading.make_init_args(problem, seed, device)
         clock.lap("problem")  # the CUDA context is there already (the start-up probe made it)
         loading.warm_libraries(device)
         clock.lap("libraries")
-        candidate_path = request["candidate"]
-        if request.get("order_trials") and device.startswith("cuda"):
+        candidate_path = spec.candidate
+        if spec.order_trials and device.startswith("cuda"):
             ordering.track_streams()  # before the candidate can make any
         builds.echo_build_errors()  # a build in this process leaves its compiler lines in the log
         sources.keep_unchanged_sources()  # a rewritten source with the same bytes is not rebuilt
@@ -208,7 +206,7 @@ class Worker:
             builds.replay_failure(Path(os.environ["TORCH_EXTENSIONS_DIR"]))
         module, outside_names = guarded(
             lambda: loading.import_candidate(Path(candidate_path), "kb_candidate",
-                                             confine.own_folder(), Path(request["problem"])),
+                                             confine.own_folder(), Path(spec.problem)),
             "import", candidate_path)
         clock.lap("import")
         cls = getattr(module, "ModelNew", None)
@@ -216,38 +214,38 @@ class Worker:
             raise CandidateFault(faults.NO_MODEL_NEW,
                                  "the candidate module defines no class ModelNew")
         model = guarded(lambda: loading.build_model(cls, init_args, seed, device,
-                                                    request["mode"], numerics),
+                                                    spec.mode, numerics),
                         "init", candidate_path)
         clock.lap("construct")
         self.loaded = Loaded(key, problem, init_args, model, numerics, baseline_flags,
                              phases=clock.laps, outside_names=outside_names)
         return self.loaded
 
-    def run(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
+    def run(self, loaded: Loaded, request: wire.Run) -> tuple[dict, list[bytes]]:
         """One correctness trial: the output, and the inputs as the candidate left them."""
-        device = request["device"]
-        inputs = loading.make_inputs(loaded.problem, request["input_seed"], device,
+        device = request.loading.device
+        inputs = loading.make_inputs(loaded.problem, request.input_seed, device,
                                      loaded.numerics)
-        order = request.get("order")
+        order = request.order
         if order:  # a stream-order trial (ordering.py)
             run = lambda: ordering.ordered_forward(loaded.model, inputs, device, order)  # noqa: E731
         else:
-            if request.get("settle_inputs"):  # ordering is left to the order trials
+            if request.settle_inputs:  # ordering is left to the order trials
                 loading.synchronize(device)
             run = lambda: forward(loaded.model, inputs, device)  # noqa: E731
-        loaded.calls.append(request["input_seed"])
-        output = guarded(run, "forward", request["candidate"])
+        loaded.calls.append(request.input_seed)
+        output = guarded(run, "forward", request.loading.candidate)
         self.last_inputs = inputs  # the last trial's go only now, after this one ran
         blobs: list[bytes] = []
-        keep_alive = self.shared if request.get("cuda_ipc") else None
-        streams = len(ordering.own_streams(device)) if request.get("order_trials") else 0
+        keep_alive = self.shared if request.cuda_ipc else None
+        streams = len(ordering.own_streams(device)) if request.loading.order_trials else 0
         return {"ok": True, "output": wire.encode_value(output, blobs, keep_alive),
                 "inputs_after": wire.encode_value(tensors_only(inputs), blobs, keep_alive),
                 "extensions": extension_libraries(),
                 "tf32": loading.tf32_switched_on(loaded.numerics),
-                "streams": streams, **calls_so_far(loaded, request)}, blobs
+                "streams": streams, **calls_so_far(loaded, request.loading)}, blobs
 
-    def time(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
+    def time(self, loaded: Loaded, request: wire.Time) -> tuple[dict, list[bytes]]:
         """Baseline and candidate in turns, on input buffers refilled before every call.
 
         The candidate sees the same buffers (same pointers) with rotating contents, so a cache
@@ -257,10 +255,10 @@ class Worker:
         reference's answer. With `timing: graph` each side is captured in a CUDA graph and
         replayed; a side that cannot be captured makes the reply say so (`graph_error`).
         """
-        device = request["device"]
-        graph = request.get("timing") == "graph"
+        device = request.loading.device
+        graph = request.timing == "graph"
         began = time.perf_counter()
-        sets = self.input_sets(loaded, request)
+        sets = self.input_sets(loaded, request.loading, request.input_seeds)
         try:
             sides = self.rotating_sides(loaded, request, sets, graph)
         except CandidateFault as fault:
@@ -291,95 +289,95 @@ class Worker:
         ready = time.perf_counter()
         measured = guarded(
             lambda: timing.measure_interleaved(
-                turns, device, request["budget_s"], request["min_rounds"],
-                request.get("target_rse", 0),
-                max_rounds=request.get("max_rounds") or timing.MAX_ROUNDS,
-                thresholds=request.get("thresholds", ())),
-            "forward", request["candidate"])
+                turns, device, request.budget_s, request.min_rounds, request.target_rse,
+                max_rounds=request.max_rounds or timing.MAX_ROUNDS,
+                thresholds=request.thresholds),
+            "forward", request.loading.candidate)
         measured_at = time.perf_counter()
         kept.complete(len(sets), lambda index: guarded(
-            lambda: candidate.call_on(index), "forward", request["candidate"]))
+            lambda: candidate.call_on(index), "forward", request.loading.candidate))
         blobs: list[bytes] = []
-        keep_alive = self.shared if request.get("cuda_ipc") else None
-        checked = kept.encoded(request["input_seeds"], blobs, keep_alive)
+        keep_alive = self.shared if request.cuda_ipc else None
+        checked = kept.encoded(request.input_seeds, blobs, keep_alive)
         phases = {"setup": ready - began, "warmup": measured.warmup_s,
                   "rounds": measured_at - ready - measured.warmup_s,
                   "outputs": time.perf_counter() - measured_at}
         return {"ok": True, "samples_s": measured.samples_s, "stopped": measured.stopped,
                 "rounds": measured.rounds, "timed_outputs": checked,
                 "reused_output": kept.reused, "phases": phases,
-                **calls_so_far(loaded, request)}, blobs
+                **calls_so_far(loaded, request.loading)}, blobs
 
-    def rotating_sides(self, loaded: Loaded, request: dict, sets: list,
+    def rotating_sides(self, loaded: Loaded, request: wire.Time, sets: list,
                        graph: bool) -> dict[str, timing.RotatingSide]:
         """The timing's sides on the input sets: the baseline (unless the request has none)
         and the candidate, whose every call is logged by its input seed."""
-        device, seeds = request["device"], request["input_seeds"]
+        device, seeds = request.loading.device, request.input_seeds
         sides = {}
-        if request.get("with_baseline", True):
-            reference = self.reference_model(loaded, request)
+        if request.with_baseline:
+            reference = self.reference_model(loaded, request.loading, request.baseline)
             sides["baseline"] = guarded(
                 lambda: timing.RotatingSide(reference, sets, graph, device), "forward", "")
         sides["candidate"] = guarded(
             lambda: timing.RotatingSide(loaded.model, sets, graph, device,
                                         on_call=lambda index: loaded.calls.append(seeds[index])),
-            "forward", request["candidate"])
+            "forward", request.loading.candidate)
         return sides
 
-    def burst(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
+    def burst(self, loaded: Loaded, request: wire.Burst) -> tuple[dict, list[bytes]]:
         """Back-to-back calls for the pytest process to time with its own clock: the
         candidate's, or (`side: baseline`) the baseline's in this same process."""
-        device = request["device"]
-        sets = self.input_sets(loaded, request)
-        model = self.reference_model(loaded, request) if request.get("side") == "baseline" \
-            else loaded.model
+        device = request.loading.device
+        sets = self.input_sets(loaded, request.loading, request.input_seeds)
+        model = self.reference_model(loaded, request.loading, request.baseline) \
+            if request.side == "baseline" else loaded.model
         own = loading.numerics_flags()
-        if request.get("side") == "baseline":
+        if request.side == "baseline":
             loading.apply_numerics_flags(loaded.baseline_flags)
         try:
-            timed_s = guarded(lambda: timing.timed_burst(model, sets, request["calls"], device),
-                              "forward", request["candidate"])
+            timed_s = guarded(lambda: timing.timed_burst(model, sets, request.calls, device),
+                              "forward", request.loading.candidate)
         finally:
             loading.apply_numerics_flags(own)
         if model is loaded.model:
-            seeds = request["input_seeds"]
-            loaded.calls.extend(seeds[index % len(sets)] for index in range(request["calls"]))
+            seeds = request.input_seeds
+            loaded.calls.extend(seeds[index % len(sets)] for index in range(request.calls))
         return {"ok": True, "timed_s": timed_s}, []
 
-    def profile(self, loaded: Loaded, request: dict) -> tuple[dict, list[bytes]]:
+    def profile(self, loaded: Loaded, request: wire.Profile) -> tuple[dict, list[bytes]]:
         """Names of the GPU kernels one call of the candidate launches (None where neither a
         CUDA graph nor a CUPTI trace reads them and the request asks for no profiler session)."""
-        device = request["device"]
-        inputs = loading.make_inputs(loaded.problem, request["input_seed"], device,
+        device = request.loading.device
+        inputs = loading.make_inputs(loaded.problem, request.input_seed, device,
                                      loaded.numerics)
-        other = loading.make_inputs(loaded.problem, request["input_seed"] + 1, device,
+        other = loading.make_inputs(loaded.problem, request.input_seed + 1, device,
                                     loaded.numerics)
         names, how = guarded(lambda: kernels.launched_kernels(
-            loaded.model, inputs, other, device, request.get("profiler", True)),
-            "forward", request["candidate"])
+            loaded.model, inputs, other, device, request.profiler),
+            "forward", request.loading.candidate)
         return {"ok": True, "kernels": names, "attribution": how}, []
 
-    def input_sets(self, loaded: Loaded, request: dict) -> list:
+    def input_sets(self, loaded: Loaded, spec: wire.Loading,
+                   input_seeds: tuple[int, ...]) -> list:
         """The draws for these seeds, made once per candidate: the pytest process times a burst
         by its own clock, and making large inputs (slow on a CPU) must not count as its calls."""
-        seeds = tuple(request["input_seeds"])
-        if loaded.timing_sets[0] != seeds:
-            loaded.timing_sets = (seeds, [loading.make_inputs(
-                loaded.problem, seed, request["device"], loaded.numerics) for seed in seeds])
+        if loaded.timing_sets[0] != input_seeds:
+            loaded.timing_sets = (input_seeds, [loading.make_inputs(
+                loaded.problem, seed, spec.device, loaded.numerics) for seed in input_seeds])
         return loaded.timing_sets[1]
 
-    def reference_model(self, loaded: Loaded, request: dict):
-        """The baseline to time against: the eager reference, or it under torch.compile."""
+    def reference_model(self, loaded: Loaded, spec: wire.Loading, baseline: str):
+        """The baseline to time against: the eager reference, or it under torch.compile (as
+        the request that first asks for it says)."""
         if loaded.reference is None:
-            model = loading.build_model(loaded.problem.Model, loaded.init_args, request["seed"],
-                                        request["device"], request["mode"], loaded.numerics)
-            loaded.reference = loading.as_baseline(model, request.get("baseline", "eager"))
+            model = loading.build_model(loaded.problem.Model, loaded.init_args, spec.seed,
+                                        spec.device, spec.mode, loaded.numerics)
+            loaded.reference = loading.as_baseline(model, baseline)
         return loaded.reference
 
 
-def calls_so_far(loaded: Loaded, request: dict) -> dict:
+def calls_so_far(loaded: Loaded, spec: wire.Loading) -> dict:
     """The seeds of the model's calls so far, for a request that judges in lockstep."""
-    return {"calls": loaded.calls} if request.get("lockstep") else {}
+    return {"calls": loaded.calls} if spec.lockstep else {}
 
 
 def with_flags(flags: dict, prepare):
@@ -390,12 +388,13 @@ def with_flags(flags: dict, prepare):
     return prepared
 
 
-def enter_policy(request: dict) -> dict:
-    """Confine this process as the first request asks, before any candidate code runs here."""
-    if not request.get("policy"):
+def enter_policy(policy: str | None) -> dict:
+    """Confine this process as the first request asks (policy: confine.Policy as JSON, None
+    for none), before any candidate code runs here."""
+    if not policy:
         return {"confinement": confine.Applied(notes=["--kb-confine=off"]).describe()}
     try:
-        applied = confine.enter(confine.Policy.from_json(request["policy"]))
+        applied = confine.enter(confine.Policy.from_json(policy))
     except (confine.ConfineError, OSError) as exc:
         applied = confine.Applied(notes=[f"could not confine: {exc}"])
     return {"confinement": applied.describe(), "confined": applied.confined}
@@ -460,14 +459,20 @@ def serve(read_fd: int, write_fd: int) -> int:
     worker = Worker()
     while True:
         try:
-            request, _ = wire.read_message(read_fd)
+            header, _ = wire.read_message(read_fd)
         except EOFError:
             return 0
+        try:
+            request = wire.decode_request(header)
+        except wire.BadRequest as exc:  # the harness's mistake: said, and nothing run
+            wire.write_message(write_fd, {"ok": False, "refused": str(exc)})
+            continue
         reply, blobs = worker.handle(request)
         wire.write_message(write_fd, reply, blobs)
         # A stage's end (release) gives back the whole cache; between two requests of a stage
         # a small one stays, saving the next request the driver's frees and allocations.
-        loading.release_cached_memory(0 if request.get("op") == "release" else KEPT_CACHE_BYTES)
+        loading.release_cached_memory(0 if isinstance(request, wire.Release)
+                                      else KEPT_CACHE_BYTES)
 
 
 def die_with_parent() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from pytest_kernelbench import faults
 from pytest_kernelbench.gpu import roofline, timing
 from pytest_kernelbench.gpu.kernels import custom_kernels
+from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.sandbox import Fault
 from pytest_kernelbench.judge.context import StageContext
 from pytest_kernelbench.judge.outcome import Outcome
@@ -67,8 +68,8 @@ def note_kernels(ctx: StageContext, case: Case, record: Record,
     process: only when profiler is true."""
     if baseline_kernels is None:
         return
-    reply = ctx.channel.ask(record, "profile", case, input_seed=ctx.input_seed(0),
-                            profiler=profiler)
+    reply = ctx.channel.ask(record, wire.Profile(ctx.channel.loading(case),
+                                                 input_seed=ctx.input_seed(0), profiler=profiler))
     if isinstance(reply, Fault) or reply.header["kernels"] is None:
         return
     names = reply.header["kernels"]

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench.building import builds, pch
+from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.sandbox import Fault, Reply, Sandbox
-from pytest_kernelbench.isolation.wire import Request
 from pytest_kernelbench.record import Record, charge, note_started
 from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite.discovery import Case
@@ -47,7 +47,8 @@ class Deadline:
 
 
 class WorkerChannel:
-    """Requests to the candidate's worker, as the judge sends them (isolation/wire.Request)."""
+    """Requests to the candidate's worker, as the judge sends them (the typed requests of
+    isolation/wire.py), each carrying the case's `loading`."""
 
     def __init__(self, sandbox: Sandbox, settings: Settings, device: str, arch: str,
                  keeps_state: Callable[[], bool], started_s: float):
@@ -69,30 +70,29 @@ class WorkerChannel:
     def build_cache(self) -> Path:
         return self.settings.build_cache_root
 
-    def ask(self, record: Record, op: str, case: Case, **extra: Any) -> Reply | Fault:
+    def ask(self, record: Record, request: wire.CandidateRequest) -> Reply | Fault:
         """One request; its wall time is charged to the record, and time the worker was stopped
         for others' timings is given back to the stage."""
-        header = self.header(op, case, **extra)
         started = time.perf_counter()
-        reply = self.sandbox.request(header, self.deadline.left_s())
+        reply = self.sandbox.request(request, self.deadline.left_s())
         stopped_s = self.sandbox.stopped_s
-        charge(record, op, time.perf_counter() - started - stopped_s)
+        charge(record, request.op, time.perf_counter() - started - stopped_s)
         note_started(record, self.sandbox.started)
         if stopped_s:
             self.deadline.extend(stopped_s)
             charge(record, "stopped", stopped_s)
         return reply
 
-    def header(self, op: str, case: Case, **extra: Any) -> Request:
+    def loading(self, case: Case) -> wire.Loading:
+        """What every request about the case carries: the candidate, and the run's settings
+        its worker loads it under."""
         assert case.candidate is not None
-        request: Request = {
-            "op": op, "problem": str(case.problem.path), "candidate": str(case.candidate.path),
-            "seed": self.settings.seed, "device": self.sandbox.worker_device,
-            "mode": self.settings.mode, "precision": self.settings.precision,
-            "tf32": self.settings.tf32, "order_trials": self.order_trials,
-            "lockstep": self.keeps_state(), "env": self.candidate_env(case)}
-        request.update(extra)  # type: ignore[typeddict-item]  # the op's own fields
-        return request
+        return wire.Loading(
+            problem=str(case.problem.path), candidate=str(case.candidate.path),
+            seed=self.settings.seed, device=self.sandbox.worker_device,
+            mode=self.settings.mode, precision=self.settings.precision,
+            tf32=self.settings.tf32, order_trials=self.order_trials,
+            lockstep=self.keeps_state(), env=self.candidate_env(case))
 
     def candidate_env(self, case: Case) -> dict[str, str]:
         """The candidate's own extension folder in the build cache (see builds.py), and the

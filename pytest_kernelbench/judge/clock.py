@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.gpu import timing
+from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.sandbox import Fault
 from pytest_kernelbench.judge.context import StageContext
 from pytest_kernelbench.judge.outcome import Outcome, cheat, failed
@@ -47,14 +48,18 @@ class Bursts:
     def wall_s(self, side: str, median_s: float) -> float | None:
         """One side's time per call over a burst in the worker, on this process's clock."""
         calls = burst_calls(median_s)
-        burst = self.ctx.channel.ask(self.record, "burst", self.case, calls=calls,
-                                     input_seeds=self.seeds, side=side)
+        channel = self.ctx.channel
+        burst = channel.ask(self.record, wire.Burst(channel.loading(self.case),
+                                                    input_seeds=tuple(self.seeds), calls=calls,
+                                                    side=side))
         return None if isinstance(burst, Fault) else burst.wall_s / calls
 
     def pace(self) -> tuple[float, float]:
         """(seconds there, seconds here) for timing.host_pace, each on this process's clock;
         (0, 0) where the worker did not answer."""
-        reply = self.ctx.channel.ask(self.record, "pace", self.case, steps=timing.PACE_STEPS)
+        channel = self.ctx.channel
+        reply = channel.ask(self.record,
+                            wire.Pace(channel.loading(self.case), steps=timing.PACE_STEPS))
         started = time.perf_counter()
         timing.host_pace()
         here_s = time.perf_counter() - started
@@ -85,8 +90,9 @@ class CandidateBursts:
     def one_more(self) -> Outcome | None:
         """One more burst; the failing Outcome where it failed."""
         b = self.bursts
-        burst = b.ctx.channel.ask(b.record, "burst", b.case, calls=self.calls,
-                                  input_seeds=b.seeds)
+        channel = b.ctx.channel
+        burst = channel.ask(b.record, wire.Burst(channel.loading(b.case),
+                                                 input_seeds=tuple(b.seeds), calls=self.calls))
         if isinstance(burst, Fault):
             return failed(b.record, burst.status, f"while timing: {burst.message}",
                           burst.details)

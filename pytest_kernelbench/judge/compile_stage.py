@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.building import builds
+from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.sandbox import Fault, Reply
 from pytest_kernelbench.judge import upstream
 from pytest_kernelbench.judge.context import StageContext
@@ -102,7 +103,7 @@ def _load(ctx: StageContext, case: Case, record: Record, source: str,
     and seals (or discards) what it built."""
     assert case.candidate is not None
     if not builds.needs_build(source):
-        return ctx.channel.ask(record, "load", case)
+        return ctx.channel.ask(record, wire.Load(ctx.channel.loading(case)))
     folder = ctx.channel.build_folder(case)
     if build.waited_s is not None:
         charge(record, "build_wait", build.waited_s)
@@ -112,7 +113,7 @@ def _load(ctx: StageContext, case: Case, record: Record, source: str,
             builds.discard(folder)
             add_flag(record, "its cached build had changed since it was built: built again")
         sealed = (folder / builds.BUILT_MARKER).exists()
-        reply = ctx.channel.ask(record, "load", case)
+        reply = ctx.channel.ask(record, wire.Load(ctx.channel.loading(case)))
         if isinstance(reply, Reply) and builds.within(folder,
                                                       reply.header.get("extensions") or []):
             if sealed and not builds.intact(folder):  # its import built it again

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pytest_kernelbench import faults
 from pytest_kernelbench.building import builds
 from pytest_kernelbench.gpu import ordering
+from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.sandbox import Fault
 from pytest_kernelbench.judge import lockstep, upstream
 from pytest_kernelbench.judge.compile_stage import remember_build_failure
@@ -45,8 +46,8 @@ class Trials:
         ctx, case, record = self.ctx, self.case, self.record
         seed = ctx.input_seed(trial)
         ctx.reference.output(case, seed)  # the problem first (a ProblemError is its own)
-        reply = ctx.channel.ask(record, "run", case, input_seed=seed,
-                                settle_inputs=ctx.channel.order_trials)
+        reply = ctx.channel.ask(record, wire.Run(ctx.channel.loading(case), input_seed=seed,
+                                                 settle_inputs=ctx.channel.order_trials))
         if record.get("extension") not in (None, "none"):  # it builds: maybe at this call
             recorded = remember_build_failure(ctx, case, reply)
             if recorded and not record.get("extension_error"):  # it failed at this call
@@ -125,7 +126,8 @@ class Trials:
             # A draw of its own for each: an output left unordered must not read the memory
             # where the last trial's right answer for the same draw still lies.
             seed = ctx.input_seed(ctx.settings.trials + index)
-            reply = ctx.channel.ask(record, "run", case, input_seed=seed, order=order)
+            reply = ctx.channel.ask(record, wire.Run(ctx.channel.loading(case),
+                                                     input_seed=seed, order=order))
             if isinstance(reply, Fault):
                 return reply.status, f"{order} trial: {reply.message}", reply.details
             verdict = ctx.answers.judge(case, seed, reply.value,

@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.isolation import ncu, wire
 from pytest_kernelbench.judge.context import StageContext
 from pytest_kernelbench.judge.outcome import Outcome
 from pytest_kernelbench.record import charge, copy_of
@@ -27,9 +27,8 @@ def profile_case(ctx: StageContext, case: Case, judged: Outcome) -> Outcome:
     started = time.perf_counter()
     channel = ctx.channel
     with tempfile.TemporaryDirectory(prefix="kb-ncu-") as folder:
-        request = channel.sandbox.profiled(channel.header("ncu", case,
-                                                          input_seed=ctx.input_seed(0)),
-                                           Path(folder))
+        request = channel.sandbox.profiled(
+            wire.Ncu(channel.loading(case), input_seed=ctx.input_seed(0)), Path(folder))
         kernels, why = ncu.profile(request, channel.sandbox.env,
                                    record.get("custom_kernels") or [],
                                    channel.deadline.left_s(), Path(folder))

@@ -11,6 +11,7 @@ from typing import Any
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.gpu import timing
+from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.sandbox import Fault, Reply
 from pytest_kernelbench.judge import baselines, clock, upstream
 from pytest_kernelbench.judge.answers import TIMING_INPUT_SETS
@@ -199,11 +200,11 @@ def time_worker(ctx: StageContext, case: Case, record: Record, seeds: list[int],
         return cached
     # A timing for a verdict may stop once it is decided; upstream's figure times its rounds.
     thresholds = cache.thresholds if max_rounds is None else []
-    reply = ctx.channel.ask(record, "time", case, input_seeds=seeds, timing=how,
-                            with_baseline=cached is None, budget_s=settings.time_budget_s,
-                            min_rounds=settings.min_rounds, max_rounds=max_rounds,
-                            target_rse=settings.target_rse, baseline=settings.baseline,
-                            thresholds=thresholds)
+    reply = ctx.channel.ask(record, wire.Time(
+        ctx.channel.loading(case), input_seeds=tuple(seeds), budget_s=settings.time_budget_s,
+        min_rounds=settings.min_rounds, timing=how, with_baseline=cached is None,
+        max_rounds=max_rounds, target_rse=settings.target_rse, baseline=settings.baseline,
+        thresholds=tuple(thresholds)))
     if isinstance(reply, Fault):
         return reply
     for phase, seconds in (reply.header.get("phases") or {}).items():
