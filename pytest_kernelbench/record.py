@@ -4,9 +4,9 @@
 `Record` mirrors it for type checkers, and a test keeps the two in step. A record is made by
 `new_record` and filled in stage by stage through the few writers below (a stage's fields in
 one `record.update({...})`, `add_flag`, `charge`, `note_started`, `mark_held`, `note_aside`);
-every other module only reads it, or writes through `set_status` and `set_fingerprint`. A
-record read back from JSON (a report, a `.jsonl` stream, an xdist worker's user_properties)
-comes in through `from_json`.
+every other module only reads it, or writes through `set_status`, `set_verdict` and
+`set_fingerprint`. A record read back from JSON (a report, a `.jsonl` stream, an xdist
+worker's user_properties) comes in through `from_json`.
 """
 
 from __future__ import annotations
@@ -23,11 +23,15 @@ SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 Fingerprint = dict[str, str]
 
 
-class UpstreamVerdict(TypedDict):
+class _UpstreamJudged(TypedDict):
     rules: str
     compiled: bool
     correct: bool | None
     speedup: float | None
+
+
+class UpstreamVerdict(_UpstreamJudged, total=False):
+    fast: dict[str, bool]  # p -> counts as fast under upstream's rules, from the speed item on
 
 
 class Record(TypedDict, total=False):
@@ -47,7 +51,9 @@ class Record(TypedDict, total=False):
     speedup: float | None
     baseline_time: float | None
     candidate_time: float | None
-    status: str | None
+    status: str | None  # the verdict of the last item that settled; `verdicts` says which
+    verdicts: dict[str, str] | None  # each item's own: compile, correct, speed
+    fast: dict[str, bool] | None  # p -> counts as fast (judge/fast.py), from the speed item on
     error: str | None
     error_details: str | None
     flags: list[str] | None
@@ -153,6 +159,11 @@ def upstream_correct(record: Record) -> bool | None:
 def set_status(record: Record, status: str, error: str | None) -> None:
     """The verdict of a case that was not judged (no candidate, or the run stopped first)."""
     record.update({"status": status, "error": error})
+
+
+def set_verdict(record: Record, item: str, verdict: str) -> None:
+    """What an item (compile, correct, speed) settled with, beside the others'."""
+    record["verdicts"] = {**(record.get("verdicts") or {}), item: verdict}
 
 
 def set_fingerprint(record: Record, fingerprint: Fingerprint | None) -> None:

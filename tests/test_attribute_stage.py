@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from pytest_kernelbench import faults, record
-from pytest_kernelbench.judge import attribute_stage
+from pytest_kernelbench.judge import attribute_stage, fast
+from pytest_kernelbench.judge.outcome import settled
 from pytest_kernelbench.reporting import scoring
 
 
@@ -28,8 +29,9 @@ def context(device="cpu", **fields):
 
 
 def timed_record(speedup):
-    made = fresh()
-    made.update({"speedup": speedup, "baseline_time": 1e-3, "candidate_time": 1e-3 / speedup,
+    made = fresh()  # as the correct stage leaves it
+    made.update({"compiled": True, "correct": True, "status": faults.PASSED,
+                 "speedup": speedup, "baseline_time": 1e-3, "candidate_time": 1e-3 / speedup,
                  "speedup_interval": [speedup * 0.99, speedup * 1.01], "flags": []})
     return made
 
@@ -42,13 +44,17 @@ def test_a_clear_speedup_above_p_passes_and_one_below_is_slower():
     assert slower.record["status"] == faults.SLOWER
 
 
-def test_a_speedup_below_p_within_the_timings_noise_is_not_shown_slower():
+def test_a_speedup_below_p_within_the_timings_noise_is_skipped_and_reads_inconclusive():
     made = timed_record(0.999)
     made["speedup_interval"] = [0.9, 1.1]
     outcome = attribute_stage.speed_verdict(context(), made, 0.999, [])
-    assert outcome.status == faults.SLOWER and outcome.skipped
-    assert outcome.message.startswith(attribute_stage.INCONCLUSIVE)
+    assert outcome.skipped and outcome.message.startswith(attribute_stage.INCONCLUSIVE)
+    # The record says what the skipped item says, not `slower`.
+    assert outcome.status == made["status"] == faults.INCONCLUSIVE
     assert any(flag.startswith(attribute_stage.INCONCLUSIVE) for flag in made["flags"])
+    judged = settled(outcome, "speed", [0.0, 1.0]).record
+    assert judged["verdicts"] == {"speed": faults.INCONCLUSIVE}
+    assert judged["fast"] == {"0": True, "1": False}
 
 
 @pytest.mark.parametrize(("speedup", "interval", "device", "status"), [
@@ -66,8 +72,11 @@ def test_a_speedup_above_p_passes_only_where_its_timing_can_tell(speedup, interv
     assert outcome.status == made["status"] == status if status != faults.PASSED \
         else outcome.passed
     assert outcome.skipped is (status == faults.INCONCLUSIVE)
-    assert scoring.is_fast(made, 1.0) is (status == faults.PASSED)  # fast_p agrees
-    assert scoring.is_fast(made, 0.0)  # it is still correct and timed: fast_0 counts it
+    assert fast.is_fast(made, 1.0) is (status == faults.PASSED)  # fast_p agrees
+    assert fast.is_fast(made, 0.0)  # it is still correct and timed: fast_0 counts it
+    judged = settled(outcome, "speed", [0.0, 1.0]).record
+    assert judged["fast"] == {"0": True, "1": status == faults.PASSED}
+    assert judged["verdicts"]["speed"] == status
 
 
 def test_a_record_the_harness_clock_left_without_a_speedup_is_inconclusive():
@@ -77,10 +86,16 @@ def test_a_record_the_harness_clock_left_without_a_speedup_is_inconclusive():
     assert outcome.status == faults.INCONCLUSIVE and outcome.skipped
 
 
-def test_under_require_kernel_a_candidate_of_torch_calls_alone_is_torch_only():
+def test_under_require_kernel_a_candidate_of_torch_calls_alone_is_torch_only_and_never_fast():
     made = {**timed_record(2.0), "torch_only": True}
     outcome = attribute_stage.speed_verdict(context(require_kernel=True), made, 2.0, [])
-    assert outcome.status == faults.TORCH_ONLY
+    assert outcome.status == made["status"] == faults.TORCH_ONLY and not outcome.skipped
+    judged = settled(outcome, "speed", [0.0, 1.0, 1.5]).record
+    assert judged["verdicts"] == {"speed": faults.TORCH_ONLY}
+    assert judged["fast"] == {"0": False, "1": False, "1.5": False}
+    # fast_p reads the same, and so would a reader applying the rule to the stored fields.
+    assert scoring.fast_p([judged], 1.0) == scoring.fast_p([made], 1.0) == 0.0
+    assert not fast.fast_by_rule(made, 1.0)
     assert attribute_stage.flags(settings(), made, 20.0) == [
         "speedup above 10x: check it by hand", "torch_only: no kernel of its own ran"]
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from pytest_kernelbench.reporting import cli
+from pytest_kernelbench.judge import attribute_stage
+from pytest_kernelbench.judge.outcome import Outcome, settled
+from pytest_kernelbench.reporting import cli, report, resume
+from pytest_kernelbench.reporting.results import RunResults
+from pytest_kernelbench.settings import summary_ps
 
 
 def record(problem_id: int, status: str, speedup: float | None = None, candidate: str = "c1",
@@ -83,3 +88,91 @@ def test_a_run_where_no_problem_could_be_judged_prints_one_line_not_empty_tables
     assert cli.main(["summary", path, *command]) == (1 if "--fail-under" in command else 0)
     out = capsys.readouterr().out
     assert out == "kernelbench-report: no problem could be judged: 2 problem_error\n"
+
+
+# --- one fast decision: the item, the record, the summary table and the report tool ----------
+
+P = 1.0
+
+
+def judged_case(problem_id: int, speedup: float, interval: list[float], torch_only: bool = False,
+                upstream_speedup: float | None = None) -> tuple[Outcome, dict]:
+    """A correct case's speed item as the judge settles it at p = 1 on a CPU (with
+    --kb-require-kernel), and its record."""
+    made = {"candidate_set": "r1", "level": 1, "problem_id": problem_id, "sample": "s0",
+            "problem": "P", "candidate_path": "c.py", "compiled": True, "correct": True,
+            "status": "passed", "error": None, "speedup": speedup, "baseline_time": 1e-3,
+            "candidate_time": 1e-3 / speedup, "speedup_interval": interval, "flags": [],
+            "torch_only": torch_only, "held": {"speed": [0.0, 1.0]},
+            "fingerprint": {"candidate": f"c{problem_id}", "problem": "p", "settings": "s"},
+            "upstream": {"rules": "main", "compiled": True, "correct": True,
+                         "speedup": upstream_speedup or speedup}}
+    context = SimpleNamespace(settings=SimpleNamespace(p=P, require_kernel=True), device="cpu")
+    outcome = settled(attribute_stage.speed_verdict(context, made, speedup, []), "speed",
+                      summary_ps(P))
+    return outcome, outcome.record
+
+
+CASES = [judged_case(1, 2.0, [1.9, 2.1]),  # passed
+         judged_case(2, 0.5, [0.45, 0.55]),  # slower, shown
+         judged_case(3, 1.01, [0.99, 1.03], upstream_speedup=1.2),  # not shown above p
+         judged_case(4, 0.98, [0.9, 1.05]),  # not shown at or below p
+         judged_case(5, 2.0, [1.9, 2.1], torch_only=True)]  # no kernel of its own
+
+
+def fast_1(rows: list[dict]) -> float:
+    [row] = rows
+    return row["fast_1"]
+
+
+def test_every_speed_verdict_counts_alike_in_its_item_record_summary_and_report_tool(
+        tmp_path, capsys):
+    items = [outcome for outcome, _ in CASES]
+    records = [record for _, record in CASES]
+    assert [(o.status, o.passed, o.skipped) for o in items] == [
+        ("passed", True, False), ("slower", False, False), ("inconclusive", False, True),
+        ("inconclusive", False, True), ("torch_only", False, False)]
+    for outcome, made in CASES:  # the record reads what its item said
+        assert made["status"] == outcome.status == made["verdicts"]["speed"]
+        assert made["fast"]["1"] is outcome.passed
+    assert [r["fast"]["0"] for r in records] == [True, True, True, True, False]
+    assert [r["upstream"]["fast"]["1"] for r in records] == [True, False, True, False, True]
+    counted = sum(o.passed for o in items) / len(items)
+
+    # The terminal summary's tables.
+    fingerprints = {resume.record_key(r): r["fingerprint"] for r in records}
+    results = RunResults(SimpleNamespace(p=P, report_path=None), "cpu", fingerprints, 2)
+    for made in records:
+        results.add(made, 2)
+    ours, theirs = (report.summary_rows(rows) for rows in results.summaries())
+    assert fast_1(ours) == counted == 0.2 and ours[0]["fast_0"] == 0.8
+    assert fast_1(theirs) == 0.6  # upstream's rule: correct and mean speedup above p
+
+    # Two shards merged by the report tool, and its summary.
+    shards = [write_report(tmp_path / f"shard{i}.json", records[i::2], P) for i in (0, 1)]
+    merged_path = tmp_path / "merged.json"
+    assert cli.main(["merge", "-o", str(merged_path), *shards]) == 0
+    merged = json.loads(merged_path.read_text())
+    assert (fast_1(merged["summary"]), fast_1(merged["summary_upstream"])) == (0.2, 0.6)
+    capsys.readouterr()
+    assert cli.main(["summary", *shards]) == 0
+    assert "| 0.800  | 0.200  |" in capsys.readouterr().out
+
+    # A resumed run: the merged report's records reused as they were.
+    reused = resume.reusable(resume.read_records(merged_path), fingerprints)
+    assert len(reused) == len(records)
+    resumed = RunResults(SimpleNamespace(p=P, report_path=None), "cpu", fingerprints, 2)
+    resumed.resume(reused)
+    assert [report.summary_rows(rows) for rows in resumed.summaries()] == [ours, theirs]
+
+
+def test_a_report_made_before_fast_was_written_counts_by_the_same_rule(tmp_path, capsys):
+    older = [{key: value for key, value in made.items() if key not in ("fast", "verdicts")}
+             for _, made in CASES]
+    for made in older:
+        made["upstream"] = {k: v for k, v in made["upstream"].items() if k != "fast"}
+    merged_path = tmp_path / "merged.json"
+    assert cli.main(["merge", "-o", str(merged_path), write_report(tmp_path / "old.json", older)]) == 0
+    merged = json.loads(merged_path.read_text())
+    assert (fast_1(merged["summary"]), fast_1(merged["summary_upstream"])) == (0.2, 0.6)
+    assert merged["summary"][0]["fast_0"] == 0.8

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_kernelbench.reporting import cli
 from pytest_kernelbench.reporting.holds import timing_overlaps
 
 STAGES = ("test_compile", "test_correct", "test_speed")
@@ -109,6 +110,19 @@ def test_speed_items_pass_only_above_p(kb):
     assert len(timed) == 3
     assert sorted(r["status"] for r in timed if r["status"] != "inconclusive") \
         == ["slower"] * outcomes["failed"]
+    # Each record holds each item's verdict, the speed item's agreeing with its status, and
+    # whether it counts as fast at each p the summary shows, as the tables count it.
+    speed = [r["verdicts"].pop("speed") for r in timed]
+    assert [r["status"] for r in timed] == speed
+    assert (speed.count("slower"), speed.count("inconclusive")) \
+        == (outcomes["failed"], outcomes.get("skipped", 0))
+    assert all(r["verdicts"] == {"compile": "passed", "correct": "passed"} for r in timed)
+    assert all(not r["fast"]["1000"] and set(r["fast"]) == {"0", "1", "1000"} for r in timed)
+    document = kb.report()
+    assert all(row["fast_1000"] == 0.0 for row in document["summary"])
+    tool = cli.merge([kb.pytester.path / "report.json"])
+    assert tool["summary"] == document["summary"]
+    assert tool["summary_upstream"] == document["summary_upstream"]
 
 
 def test_cached_baselines_are_reused_until_retimed(kb, tmp_path):

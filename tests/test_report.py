@@ -6,7 +6,7 @@ from pytest_kernelbench.reporting import report
 
 
 def test_speed_items_that_neither_passed_nor_failed_are_counted_in_one_line():
-    records = [{"status": "slower", "flags": ["inconclusive: not shown to be at or below p=1"]},
+    records = [{"status": "inconclusive", "flags": ["inconclusive: not shown to be at or below p=1"]},
                {"status": "inconclusive", "flags": ["inconclusive: reported speedup 1.800"]},
                {"status": "slower", "flags": []}, {"status": "passed"}]
     [line] = report.inconclusive_lines(records)

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from pytest_kernelbench.judge import fast
 from pytest_kernelbench.reporting import scoring
 
 
@@ -34,6 +35,44 @@ def test_a_speedup_counts_above_p_only_where_its_timing_shows_it():
     timed = {**noisy, "speedup_margin": 0.0, "speedup_interval": [1.02, 1.08]}
     assert scoring.fast_p([timed], 1.0) == 1.0 and scoring.fast_p([timed], 1.03) == 0.0
     assert scoring.fast_p([{**noisy, "speedup_margin": None}], 1.0) == 1.0  # older reports
+
+
+def test_a_p_the_run_judged_is_read_from_the_record_and_another_p_by_the_same_rule():
+    timed = {**record(1, speedup=1.3), "speedup_margin": 0.0, "speedup_interval": [1.1, 1.5]}
+    judged = {**timed, "fast": fast.fast_map(timed, [0.0, 1.0])}
+    assert judged["fast"] == {"0": True, "1": True}
+    for p in (0.0, 1.0, 1.05, 1.2, 2.0):  # 1.05, 1.2 and 2 were not judged: the rule decides
+        assert fast.is_fast(judged, p) is fast.fast_by_rule(timed, p)
+    assert [fast.is_fast(judged, p) for p in (1.05, 1.2)] == [True, False]
+
+
+@pytest.mark.parametrize("status", ["torch_only", "cheat", "runtime_error"])
+def test_a_correct_record_whose_speed_item_failed_never_counts_as_fast(status):
+    failed = {**record(1, speedup=3.0, status=status), "speedup_margin": 0.0,
+              "speedup_interval": [2.5, 3.5]}
+    assert scoring.fast_p([failed], 0.0) == 0.0
+
+
+def test_the_upstream_table_counts_by_upstreams_rule_not_by_this_harness_interval():
+    # Within this harness's noise of p (not fast here), but correct under upstream's rules with
+    # a mean-of-times speedup above p: upstream counts it, at p the run did or did not judge.
+    ours = {**record(1, speedup=1.05, status="inconclusive"), "speedup_margin": 0.0,
+            "speedup_interval": [0.9, 1.2],
+            "upstream": {"rules": "main", "compiled": True, "correct": True, "speedup": 1.08}}
+    wrong_upstream = {**record(2, speedup=2.0), "speedup_margin": 0.0,
+                      "speedup_interval": [1.9, 2.1],
+                      "upstream": {"rules": "main", "compiled": True, "correct": False,
+                                   "speedup": 2.0}}
+    written = [{**r, "fast": fast.fast_map(r, [0.0, 1.0]),
+                "upstream": {**r["upstream"], "fast": fast.upstream_fast_map(r["upstream"],
+                                                                              [0.0, 1.0])}}
+               for r in (ours, wrong_upstream)]
+    for records in ([ours, wrong_upstream], written):
+        [row] = scoring.summarize(records, [1.0, 1.07], p=1.0)
+        [upstream_row] = scoring.summarize_upstream(records, [1.0, 1.07], p=1.0)
+        assert row.fast == {1.0: 0.5, 1.07: 0.5}  # problem 2 alone
+        assert upstream_row.fast == {1.0: 0.5, 1.07: 0.5}  # problem 1 alone
+        assert upstream_row.correct == 1
 
 
 def test_an_incorrect_sample_never_counts_however_fast():

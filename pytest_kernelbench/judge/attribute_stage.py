@@ -10,6 +10,7 @@ from pytest_kernelbench.gpu import roofline, timing
 from pytest_kernelbench.gpu.kernels import custom_kernels
 from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.sandbox import Fault
+from pytest_kernelbench.judge import fast
 from pytest_kernelbench.judge.context import StageContext
 from pytest_kernelbench.judge.outcome import Outcome
 from pytest_kernelbench.judge.speed_stage import Timed
@@ -107,38 +108,42 @@ def flags(settings: Settings, record: Record, ratio: float) -> list[str]:
 
 def speed_verdict(ctx: StageContext, record: Record, ratio: float,
                   candidate_samples: list[float]) -> Outcome:
-    """passed, slower, or torch_only (under --kb-require-kernel), for a checked timing."""
+    """passed, slower, torch_only (under --kb-require-kernel) or inconclusive, for a checked
+    timing. It passes where fast.fast_by_rule holds at p, the rule the record's `fast` and
+    every table apply; the record's status is the item's verdict, inconclusive where the item
+    is skipped as such."""
     p = ctx.settings.p
     if record.get("speedup") is None:  # the harness's clock could not settle the time
         record["status"] = faults.INCONCLUSIVE
         return Outcome(faults.INCONCLUSIVE, "the harness's clock could neither confirm nor "
                        "refute the reported time (a busy host): no speedup", skipped=True,
                        record=record)
+    interval = record.get("speedup_interval")
+    record["speedup_margin"] = timing.margin(interval)
     if ctx.settings.require_kernel and record.get("torch_only"):
         record["status"] = faults.TORCH_ONLY
         return Outcome(faults.TORCH_ONLY, "no kernel of the candidate's own ran "
                        "(--kb-require-kernel): it only called PyTorch", record=record)
-    interval = record.get("speedup_interval")
-    record["speedup_margin"] = margin = timing.margin(interval)
     times = (f"baseline {(record['baseline_time'] or 0) * 1e6:.1f} us, candidate "
              f"{(record['candidate_time'] or 0) * 1e6:.1f} us")
-    if timing.above(ratio, interval, p, margin):
+    record["status"] = faults.PASSED
+    if fast.fast_by_rule(record, p):
         return Outcome(faults.PASSED, record=record, candidate_samples_s=candidate_samples)
+    record["status"] = faults.INCONCLUSIVE
     if ratio > p:  # above p, but by less than such a timing can tell: no verdict either way
-        record["status"] = faults.INCONCLUSIVE
         why = timing.resolution_words(ratio, interval, p, ctx.device)
         add_flag(record, f"{INCONCLUSIVE}: not shown to be above p={p:g}: {why}")
         return Outcome(faults.INCONCLUSIVE, f"{INCONCLUSIVE}: speedup {ratio:.3f} is not shown "
                        f"to be above p={p:g} ({times}); {why}", skipped=True, record=record,
                        candidate_samples_s=candidate_samples)
-    record["status"] = faults.SLOWER  # correct, but not faster than p: what fast_p counts
     message = f"speedup {ratio:.3f} is not above p={p:g} ({times})"
     if timing.below(ratio, interval, p, ctx.device):
+        record["status"] = faults.SLOWER  # correct, and shown not faster than p
         return Outcome(faults.SLOWER, message, record=record,
                        candidate_samples_s=candidate_samples)
     # Not shown to be slower: the item neither passes (fast_p does not count it) nor fails,
     # so the exit status does not turn on noise.
     why = timing.resolution_words(ratio, interval, p, ctx.device)
     add_flag(record, f"{INCONCLUSIVE}: not shown to be at or below p={p:g}: {why}")
-    return Outcome(faults.SLOWER, f"{INCONCLUSIVE}: {message}; {why}", skipped=True,
+    return Outcome(faults.INCONCLUSIVE, f"{INCONCLUSIVE}: {message}; {why}", skipped=True,
                    record=record, candidate_samples_s=candidate_samples)

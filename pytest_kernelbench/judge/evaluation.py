@@ -37,6 +37,7 @@ from pytest_kernelbench.judge.outcome import (
     Outcome,
     ProblemError,
     problem_outcome,
+    settled,
 )
 from pytest_kernelbench.judge.reference import ReferenceSide
 from pytest_kernelbench.judge.speed_stage import BaselineCache, Timed
@@ -109,17 +110,23 @@ class Evaluator:
 
     # --- stages ---------------------------------------------------------------------------
 
+    # Each item's outcome is settled (outcome.settled): its record says what the item said,
+    # and the speed item's says whether the case counts as fast at each p the summary shows.
+
     def compile(self, case: Case) -> Outcome:
         if (case, "compile") not in self._done:
             self._await_build(case)
-        return self._memo(case, "compile", self._compile, exclusive=False)
+        return settled(self._memo(case, "compile", self._compile, exclusive=False), "compile")
 
     def correct(self, case: Case) -> Outcome:
-        return self._memo(case, "correct", lambda c: correct_case(self.context, c,
-                                                                  self.compile(c)),
-                          exclusive=False)
+        return settled(self._memo(case, "correct", lambda c: correct_case(self.context, c,
+                                                                          self.compile(c)),
+                                  exclusive=False), "correct")
 
     def speed(self, case: Case) -> Outcome:
+        return settled(self._speed_item(case), "speed", self.settings.summary_ps)
+
+    def _speed_item(self, case: Case) -> Outcome:
         checked = self.correct(case)  # under the shared lock, before timing takes it alone
         # A candidate that failed is not timed (unless upstream's rules pass it, for their
         # speedup): its skip need not wait for the device to itself.

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 
 from pytest_kernelbench import faults
-from pytest_kernelbench.record import Record, copy_of, new_record
+from pytest_kernelbench.judge import fast
+from pytest_kernelbench.record import Record, copy_of, new_record, set_verdict
 from pytest_kernelbench.suite.discovery import Case
 
 
@@ -23,6 +25,34 @@ class Outcome:
     @property
     def passed(self) -> bool:
         return self.status == faults.PASSED and not self.skipped
+
+
+SKIPPED = "skipped"  # an item's verdict when an earlier one did not pass, or there is no candidate
+
+
+def item_verdict(outcome: Outcome) -> str:
+    """What an item settles with, in a word: `passed`, the status it fails with, `inconclusive`
+    where it is skipped as such (a speed item whose timing cannot tell the speedup from p), or
+    `skipped`."""
+    if outcome.skipped:
+        return faults.INCONCLUSIVE if outcome.status == faults.INCONCLUSIVE else SKIPPED
+    return outcome.status
+
+
+def settled(outcome: Outcome, item: str, ps: Iterable[float] = ()) -> Outcome:
+    """The outcome an item (compile, correct, speed) settles with, its record saying so in
+    `verdicts`. The speed item's also says whether the case counts as fast at each of ps, under
+    this harness's rules (`fast`) and under upstream's (the `upstream` verdict's `fast`): the
+    one decision every table and report reads."""
+    record = copy_of(outcome.record)
+    set_verdict(record, item, item_verdict(outcome))
+    if item == "speed":
+        ps = list(ps)
+        record["fast"] = fast.fast_map(record, ps)
+        verdict = record.get("upstream")
+        if verdict:
+            record["upstream"] = {**verdict, "fast": fast.upstream_fast_map(verdict, ps)}
+    return replace(outcome, record=record)
 
 
 class ProblemError(Exception):

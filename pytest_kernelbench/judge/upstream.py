@@ -77,7 +77,9 @@ def speedup_of_means(baseline_samples_s: list[float], candidate_samples_s: list[
 
 
 def as_upstream_record(record: Record) -> Record:
-    """The record as upstream's rules see it, for scoring.summarize (unknowns count as not)."""
+    """The record as upstream's rules see it (unknowns count as not): its compiled, correct and
+    speedup. Whether it is fast under them is the verdict's own (fast.is_upstream_fast), never
+    read from this harness's speedup interval or margin."""
     verdict: Mapping[str, Any] = record.get("upstream") or {}
     return {**record, "compiled": bool(verdict.get("compiled")),
             "correct": bool(verdict.get("correct")), "speedup": verdict.get("speedup")}

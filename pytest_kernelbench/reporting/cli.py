@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench import faults
-from pytest_kernelbench.judge import upstream
 from pytest_kernelbench.record import CaseKey, Record
 from pytest_kernelbench.reporting import plots, report, resume, scoring, upstream_results
 from pytest_kernelbench.settings import FIELD_DEFAULTS, parse_p, summary_ps
@@ -133,8 +132,7 @@ def merge_loaded(loaded: list[Loaded]) -> report.Report:
         "environment": head.get("environment") or {},
         "config": config,
         "summary": report.summary_rows(scoring.summarize(records, ps, p)),
-        "summary_upstream": report.summary_rows(scoring.summarize(
-            [upstream.as_upstream_record(r) for r in records], ps, p)),
+        "summary_upstream": report.summary_rows(scoring.summarize_upstream(records, ps, p)),
         "results": sorted(records, key=lambda r: (r["candidate_set"], r["level"],
                                                    r["problem_id"], r["sample"])),
         "builds": builds,

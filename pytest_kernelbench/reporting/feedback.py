@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.judge.fast import is_fast
 from pytest_kernelbench.record import Record
 
 STAGES = ("compile", "correct", "speed")
@@ -43,6 +44,7 @@ def feedback(record: Record, p: float) -> dict[str, Any]:
         "extension": record.get("extension"),
         "speedup": record.get("speedup"),
         "p": p,
+        "fast": is_fast(record, p),  # counts in fast_p at p, as the judge decided
         "candidate_time_s": record.get("candidate_time"),
         "baseline_time_s": record.get("baseline_time"),
         "speed_of_light_fraction": light.get("candidate_fraction"),

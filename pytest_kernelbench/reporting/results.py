@@ -14,7 +14,6 @@ import json
 from typing import Any
 
 from pytest_kernelbench import faults
-from pytest_kernelbench.judge import upstream
 from pytest_kernelbench.record import CaseKey, Fingerprint, Record, set_fingerprint
 from pytest_kernelbench.reporting import feedback, plots, report, resume, scoring
 from pytest_kernelbench.settings import Settings
@@ -100,8 +99,7 @@ class RunResults:
         records = self.all_records()
         ps = self.settings.summary_ps
         return (scoring.summarize(records, ps, self.settings.p),
-                scoring.summarize([upstream.as_upstream_record(r) for r in records], ps,
-                                  self.settings.p))
+                scoring.summarize_upstream(records, ps, self.settings.p))
 
     def write_report(self) -> None:
         path = self.settings.report_path
@@ -173,9 +171,11 @@ def cut_off(record: Record) -> Record:
                else "was not compiled")
     upstream_verdict = record.get("upstream")
     if upstream_verdict:
-        upstream_verdict = {**upstream_verdict, "correct": None, "speedup": None}
+        upstream_verdict = {"rules": upstream_verdict["rules"],
+                            "compiled": upstream_verdict["compiled"], "correct": None,
+                            "speedup": None}
     return {**record, "status": faults.NOT_RUN, "correct": False, "upstream": upstream_verdict,
-            "error": f"the run stopped in this case: it {reached}"}
+            "fast": None, "error": f"the run stopped in this case: it {reached}"}
 
 
 def build_entries(planned: list[Any]) -> list[BuildEntry]:

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from pytest_kernelbench.gpu import timing
+from pytest_kernelbench.judge import fast, upstream
 from pytest_kernelbench.record import Record
 
 
@@ -69,25 +69,19 @@ def shared_ks(records: Iterable[Record]) -> list[int]:
     return [k for k in KS if k <= min(counts)]
 
 
-def is_fast(record: Record, p: float) -> bool:
-    """KernelBench's criterion, correct and faster than p times the baseline, as the speed item
-    judges it: the timing shows the speedup above p (timing.above). Records of reports made
-    before `speedup_margin` count by the speedup alone, as they did."""
-    speedup, margin = record.get("speedup"), record.get("speedup_margin")
-    if not record.get("correct") or speedup is None:
-        return False
-    if margin is None:
-        return speedup > p
-    return timing.above(speedup, record.get("speedup_interval"), p, margin)
+# Whether a record counts as fast at p: fast.is_fast (this harness's rules, what the judge
+# wrote) or fast.is_upstream_fast (upstream's).
+Counts = Callable[[Record, float], bool]
 
 
-def fast_p(records: Iterable[Record], p: float, problems: int | None = None) -> float:
-    """|problems with a correct sample faster than p| / |problems|."""
+def fast_p(records: Iterable[Record], p: float, problems: int | None = None,
+           counts: Counts = fast.is_fast) -> float:
+    """|problems with a sample that counts as fast at p| / |problems|."""
     by_problem = _by_problem(records)
     total = len(by_problem) if problems is None else problems
     if total == 0:
         return 0.0
-    hits = sum(any(is_fast(r, p) for r in samples) for samples in by_problem.values())
+    hits = sum(any(counts(r, p) for r in samples) for samples in by_problem.values())
     return hits / total
 
 
@@ -102,10 +96,11 @@ def best_speedup(samples: list[Record]) -> float | None:
     return max(speeds) if speeds else None
 
 
-def summarize(records: Iterable[Record], ps: Iterable[float],
-              p: float | None = None) -> list[SetSummary]:
+def summarize(records: Iterable[Record], ps: Iterable[float], p: float | None = None,
+              counts: Counts = fast.is_fast) -> list[SetSummary]:
     """One row per (candidate set, level), in first-seen set order then level order. A problem
-    that could not be evaluated (status problem_error) is no task: it is left out."""
+    that could not be evaluated (status problem_error) is no task: it is left out. counts says
+    which case is fast at p: by default, as the judge decided under this harness's rules."""
     groups: dict[tuple[str, int], list[Record]] = defaultdict(list)
     for record in records:
         if record.get("status") != "problem_error":
@@ -124,14 +119,22 @@ def summarize(records: Iterable[Record], ps: Iterable[float],
             missing=sum(all(r.get("status") == "missing" for r in s) for s in by_problem.values()),
             compiled=sum(any(r.get("compiled") for r in s) for s in by_problem.values()),
             correct=sum(any(r.get("correct") for r in s) for s in by_problem.values()),
-            fast={x: fast_p(members, x) for x in ps},
+            fast={x: fast_p(members, x, counts=counts) for x in ps},
             geomean_speedup=geomean(best_speedup(s) for s in by_problem.values()),
             pass_at_k={k: at_k(members, k, lambda r: r.get("correct"))
                        for k in shared_ks(members)},
-            fast_at_k={k: at_k(members, k, lambda r: is_fast(r, threshold))
+            fast_at_k={k: at_k(members, k, lambda r: counts(r, threshold))
                        for k in shared_ks(members)},
         ))
     return rows
+
+
+def summarize_upstream(records: Iterable[Record], ps: Iterable[float],
+                       p: float | None = None) -> list[SetSummary]:
+    """The same rows under upstream KernelBench's rules: compiled, correct and speedup as its
+    verdict has them (upstream.as_upstream_record), fast as the judge decided under its rules."""
+    return summarize([upstream.as_upstream_record(r) for r in records], ps, p,
+                     counts=fast.is_upstream_fast)
 
 
 def _by_problem(records: Iterable[Record]) -> dict[tuple[str, int, int], list[Record]]:
