@@ -29,6 +29,7 @@ class Sandbox:
 
     def __init__(self, stopped_s: float = 0.0):
         self.stopped_s = stopped_s
+        self.started: list[str] = []
         self.asked: list[tuple[dict, float]] = []
         self.waited_s = 0.0
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kernelbench import confine, faults
+from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.sandbox import Fault, Sandbox
 
 EXAMPLES = Path(__file__).parent / "examples"
@@ -56,9 +57,9 @@ def test_a_python_child_of_a_watched_process_reports_to_its_file_what_it_tried_a
 
 def _load(sandbox: Sandbox, sample: str) -> object:
     candidate = CHILDREN / "level1" / "2_ReLU" / f"{sample}.py"
-    return sandbox.request({"op": "load", "problem": str(RELU), "candidate": str(candidate),
-                            "seed": 42, "device": "cpu", "mode": "train", "precision": "fp32",
-                            "tf32": "off", "env": {}}, timeout_s=60.0)
+    loading = wire.Loading(problem=str(RELU), candidate=str(candidate), seed=42, device="cpu",
+                           mode="train", precision="fp32", tf32="off")
+    return sandbox.request(wire.Load(loading), timeout_s=60.0)
 
 
 @pytest.fixture

@@ -141,7 +141,8 @@ def test_every_speed_verdict_counts_alike_in_its_item_record_summary_and_report_
 
     # The terminal summary's tables.
     fingerprints = {resume.record_key(r): r["fingerprint"] for r in records}
-    results = RunResults(SimpleNamespace(p=P, report_path=None), "cpu", fingerprints, 2)
+    settings = SimpleNamespace(p=P, summary_ps=summary_ps(P), report_path=None)
+    results = RunResults(settings, "cpu", fingerprints, 2)
     for made in records:
         results.add(made, 2)
     ours, theirs = (report.summary_rows(rows) for rows in results.summaries())
@@ -161,7 +162,7 @@ def test_every_speed_verdict_counts_alike_in_its_item_record_summary_and_report_
     # A resumed run: the merged report's records reused as they were.
     reused = resume.reusable(resume.read_records(merged_path), fingerprints)
     assert len(reused) == len(records)
-    resumed = RunResults(SimpleNamespace(p=P, report_path=None), "cpu", fingerprints, 2)
+    resumed = RunResults(settings, "cpu", fingerprints, 2)
     resumed.resume(reused)
     assert [report.summary_rows(rows) for rows in resumed.summaries()] == [ours, theirs]
 
