@@ -554,8 +554,10 @@ def test_each_record_carries_the_verdict_upstreams_rules_give(hostile, kb):
     assert up["returns_subclass"]["correct"] is None  # its values are never read here
     assert up["caches_by_shape"]["correct"] is False  # trial 1 is wrong elementwise too
     good = records[("good", 2, "s0")]["upstream"]
+    # upstream's own rule decides its fast: correct, and its mean-of-times speedup above p
     assert good == {"rules": "v0", "compiled": True, "correct": True,
-                    "speedup": good["speedup"]} and good["speedup"] > 0
+                    "speedup": good["speedup"],
+                    "fast": {"0": True, "1": good["speedup"] > 1}} and good["speedup"] > 0
     result.stdout.fnmatch_lines(["*under upstream KernelBench v0's rules*"])
     document = hostile_run(kb).report()
     assert {row["candidate_set"] for row in document["summary_upstream"]} == {"hostile", "good"}

@@ -223,9 +223,11 @@ class ReferenceSide:
         self._facts.pop("baseline_model", None)
         self._facts.pop("model64", None)
 
-    def let_go_of_outputs(self, kept_bytes: int = KEPT_OUTPUTS_BYTES) -> None:
-        """Outputs over kept_bytes are computed again when asked for (of the compile stage's
-        draw, the only one a later stage asks for again, that costs one reference call)."""
+    def let_go_of_outputs(self, kept_bytes: int | None = None) -> None:
+        """Outputs over kept_bytes (default KEPT_OUTPUTS_BYTES) are computed again when asked
+        for (of the compile stage's draw, the only one a later stage asks for again, that costs
+        one reference call)."""
+        kept_bytes = KEPT_OUTPUTS_BYTES if kept_bytes is None else kept_bytes
         if nested.nbytes(self._expected) > kept_bytes:
             self._expected = {}
         if nested.nbytes(self._facts.get("precise")) > kept_bytes:
