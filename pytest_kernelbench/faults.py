@@ -53,6 +53,10 @@ DIAGNOSTIC_LINE = re.compile(r"(:\d+(:\d+)?:|\(\d+\):) *(fatal )?error\b", re.IG
 ERROR_LINE = re.compile(r"(\berror\b|\bError\b|fatal)", re.IGNORECASE)
 NOISE_LINE = re.compile(r"ninja: build stopped|subprocess\.CalledProcessError|^\s*$|"
                         r"Error building extension|\s-MMD\s|\s-isystem\s")
+# A CUDA library that could not allocate its workspace or handle: the device's memory ran out
+# (cuBLAS's cublasCreate beside other processes), not a poisoned context.
+LIBRARY_OUT_OF_MEMORY = re.compile(r"\b(CUBLAS|CUDNN|CUSOLVER|CUSPARSE)_STATUS_ALLOC_FAILED\b|"
+                                   r"\bCUFFT_ALLOC_FAILED\b|CUDNN_STATUS_NOT_ENOUGH_MEMORY")
 CUDA_FAILURE = re.compile(
     r"CUDA error|illegal memory access|device-side assert|unspecified launch failure|"
     r"CUDA_ERROR|cudaError|misaligned address|an illegal instruction"
@@ -87,7 +91,8 @@ def classify_exception(exc: BaseException, stage: str) -> str:
     if isinstance(exc, SyntaxError):
         return SYNTAX_ERROR
     if isinstance(exc, MemoryError) or "OutOfMemoryError" in type(exc).__name__ \
-            or "out of memory" in text or "can't allocate memory" in text:
+            or "out of memory" in text or "can't allocate memory" in text \
+            or LIBRARY_OUT_OF_MEMORY.search(text):
         return OUT_OF_MEMORY
     if CUDA_FAILURE.search(text):
         return CUDA_ERROR

@@ -286,6 +286,54 @@ def test_an_out_of_memory_verdict_says_what_memory_the_case_had():
     assert memory["others_gave_back_first"] is True and memory["others_silent"] == 0
     assert 0 < memory["free_at_start_bytes"] <= memory["total_bytes"]
 
+# A problem whose reference runs out of memory while the device is shared, as one can when
+# other workers' stages hold the memory beside it; with the device to itself it has enough.
+PROBLEM_SHORT_OF_MEMORY_BESIDE_OTHERS = SHORT_OF_MEMORY_BESIDE_OTHERS.replace(
+    "class ModelNew(", "class Model(") + '''
+
+def get_inputs():
+    return [torch.randn(32, 48)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_giving_memory_back_to_a_neighbours_claim_keeps_the_candidate_loaded():
+    # Started afresh, a candidate would meet its next stage cold (a torch.compile'd model
+    # captured anew): its verdict must not turn on a neighbour running out of memory.
+    with Session(**FAST) as session:
+        valid(session.evaluate(RELU, GOOD))
+        worker = session.evaluator.sandbox.child_pid
+        assert worker is not None
+        session.evaluator._give_memory_back()
+        assert session.evaluator.sandbox.child_pid == worker
+        session.evaluator._clear_for_own_claim()  # the claimer's own stage runs in a fresh one
+        assert session.evaluator.sandbox.child_pid is None
+
+
+def test_a_problem_short_of_memory_beside_other_work_is_judged_again_alone(tmp_path):
+    problem = tmp_path / "level1" / "2_ReLU.py"
+    problem.parent.mkdir()
+    lock = str(devices.lock_path("cpu"))
+    problem.write_text(PROBLEM_SHORT_OF_MEMORY_BESIDE_OTHERS.format(lock=lock))
+    result = valid(evaluate(problem, GOOD, **FAST))
+    assert result["status"] == "passed", result["error"]
+    assert any("the problem's own side ran out of memory" in flag for flag in result["flags"])
+
+
+def test_a_problem_short_of_memory_alone_is_the_problems_error(tmp_path):
+    problem = tmp_path / "level1" / "2_ReLU.py"
+    problem.parent.mkdir()
+    problem.write_text(ALWAYS_SHORT_OF_MEMORY.replace("class ModelNew(", "class Model(")
+                       + "\nimport torch\n\n\ndef get_inputs():\n    return [torch.randn(4)]\n"
+                       "\n\ndef get_init_inputs():\n    return []\n")
+    result = valid(evaluate(problem, GOOD, **FAST))
+    assert result["status"] == "problem_error"
+    assert "out of memory" in result["error"]
+
+
 
 LINEAR = '''
 import torch

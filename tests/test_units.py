@@ -37,6 +37,12 @@ def test_nvcc_diagnostics_are_recognised_and_deduplicated():
     (SyntaxError("bad"), "import", "syntax_error"),
     (RuntimeError("CUDA error: an illegal memory access was encountered"), "forward", "cuda_error"),
     (RuntimeError("CUDA out of memory. Tried to allocate 4 TiB"), "forward", "out_of_memory"),
+    # a library's handle or workspace that could not be allocated: memory, not a broken context
+    (RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"),
+     "forward", "out_of_memory"),
+    (RuntimeError("cuDNN error: CUDNN_STATUS_ALLOC_FAILED"), "forward", "out_of_memory"),
+    (RuntimeError("CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm`"),
+     "forward", "cuda_error"),
     (RuntimeError("Error building extension 'x'"), "import", "compile_error"),
     (ImportError("no module"), "import", "import_error"),
     (ValueError("bad shape"), "init", "init_error"),

@@ -36,6 +36,8 @@ from pytest_kernelbench.judge.correct_stage import correct_case
 from pytest_kernelbench.judge.outcome import (
     Outcome,
     ProblemError,
+    base_record,
+    failed,
     problem_outcome,
     settled,
 )
@@ -136,6 +138,7 @@ class Evaluator:
             return timed  # not timed, or judged while it was timed (a cheat)
         # What follows the timing needs the device, but not alone: other work may share it.
         judged = self._memo(case, "attribute", self._attribute, exclusive=False)
+        self._timed.pop(case, None)  # kept until then: a stage short of memory runs again
         if not profile_stage.profiles(self.context):
             return judged
         # Nsight Compute replays each kernel and locks the clocks: alone on the device again.
@@ -157,7 +160,7 @@ class Evaluator:
     def _attribute(self, case: Case) -> Outcome:
         return attribute_stage.attribute_case(self.context, case,
                                               self._done[(case, "speed")].record,
-                                              self._timed.pop(case), self._ceilings)
+                                              self._timed[case], self._ceilings)
 
     # --- orchestration ----------------------------------------------------------------------
 
@@ -181,7 +184,7 @@ class Evaluator:
         itself, in a fresh worker, once every other process of the run on the device gave its
         memory back (memory.claim_memory): a verdict must not depend on what ran beside the
         candidate."""
-        with memory.claim_memory(self.device, self._give_memory_back) as room:
+        with memory.claim_memory(self.device, self._clear_for_own_claim) as room:
             outcome = self._held(case, stage, run, exclusive=True, claim=room)
         first = (beside.record.get("held") or {}).get(stage)
         # a shared first hold, like any other, for the check that no timing overlapped it
@@ -222,7 +225,7 @@ class Evaluator:
             # that runs an earlier one first gets its own time back afterwards).
             try:
                 with self.channel.deadline.running(self.settings.timeout_s):
-                    outcome = self._run_stage(case, stage, run)
+                    outcome = self._run_stage(case, stage, run, alone=claim is not None)
             finally:
                 self.sandbox.hold = outer_hold
                 self._let_go_of_memory()
@@ -235,13 +238,18 @@ class Evaluator:
                         hold)
         return outcome
 
-    def _run_stage(self, case: Case, stage: str, run: Stage) -> Outcome:
+    def _run_stage(self, case: Case, stage: str, run: Stage, alone: bool) -> Outcome:
         """The stage's Outcome; a broken problem's for its compile stage (the later stages are
-        then skipped after it, so it is said once per case)."""
+        then skipped after it, so it is said once per case). A problem that ran out of memory
+        beside others is not broken: the stage is judged again once they gave theirs back
+        (out_of_memory here), and only a problem short of memory then is."""
         defect = self.broken.get(case.problem.path) if stage == "compile" else None
         try:
             return problem_outcome(case, defect) if defect else run(case)
         except ProblemError as exc:
+            if exc.out_of_memory and not alone:
+                return failed(base_record(case), faults.OUT_OF_MEMORY,
+                              f"the problem's own side ran out of memory: {exc}")
             self.broken[case.problem.path] = str(exc)
             return problem_outcome(case, str(exc))
 
@@ -268,12 +276,21 @@ class Evaluator:
                      "beside this stage")
 
     def _give_memory_back(self) -> None:
-        """Everything this process and its worker hold on the device, for another case's claim:
-        the worker is stopped (the next request starts a fresh one), the reference keeps only
-        its model."""
-        self.sandbox.stop_child()
+        """What this process and its worker hold on the device that is had again unchanged, for
+        another case's claim: the reference's outputs and the copies of its model, the cached
+        blocks here and in the worker. The worker keeps its candidate: started afresh, a
+        candidate meets its next stage cold (a torch.compile'd model captured anew, a path
+        chosen at its first call), and its verdict would turn on a neighbour's."""
         self.reference.give_back()
+        self.sandbox.release()
+        self.sandbox.pause()
         loading.release_cached_memory()
+
+    def _clear_for_own_claim(self) -> None:
+        """Before the stage that ran out of memory runs again: all of the above, and its worker
+        stopped (the stage runs in a fresh one)."""
+        self.sandbox.stop_child()
+        self._give_memory_back()
 
     def _let_go_of_memory(self) -> None:
         """What a stage leaves behind is given back before the next lock is asked for: the

@@ -57,7 +57,17 @@ def settled(outcome: Outcome, item: str, ps: Iterable[float] = ()) -> Outcome:
 
 class ProblemError(Exception):
     """The problem itself failed (its inputs, its weights, its reference): its fault, not the
-    candidate's."""
+    candidate's. out_of_memory: it ran out of device memory, which may be others' doing."""
+
+    def __init__(self, message: str, out_of_memory: bool = False):
+        super().__init__(message)
+        self.out_of_memory = out_of_memory
+
+
+def problem_failed(what: str, exc: BaseException) -> ProblemError:
+    """The problem's failure at `what`, raised as exc; out of memory where that is why."""
+    return ProblemError(f"{what}: {faults.describe_exception(exc)}",
+                        faults.classify_exception(exc, "forward") == faults.OUT_OF_MEMORY)
 
 
 def base_record(case: Case) -> Record:

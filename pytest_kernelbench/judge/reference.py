@@ -10,12 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pytest_kernelbench import faults, nested
+from pytest_kernelbench import nested
 from pytest_kernelbench.gpu import roofline, timing
 from pytest_kernelbench.gpu.kernels import launched_kernels
 from pytest_kernelbench.judge import lockstep
 from pytest_kernelbench.judge.lockstep import Lockstep
-from pytest_kernelbench.judge.outcome import ProblemError
+from pytest_kernelbench.judge.outcome import ProblemError, problem_failed
 from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite import correctness, loading
 from pytest_kernelbench.suite.discovery import Case
@@ -97,8 +97,10 @@ class ReferenceSide:
                         self._unjudgeable = self._state_kept(case, self._expected[seed], seed) \
                             or self._overflows(self._expected[seed])
             except Exception as exc:
-                raise ProblemError(f"its inputs or reference failed: "
-                                   f"{faults.describe_exception(exc)}") from exc
+                failure = problem_failed("its inputs or reference failed", exc)
+                # a draw short of memory is drawn again: its first-call checks then run
+                self._checked = self._checked and not (first and failure.out_of_memory)
+                raise failure from exc
             self.mutates_inputs |= any(
                 isinstance(a, torch.Tensor) and not torch.equal(a, b)
                 for a, b in zip(inputs, pristine))
@@ -113,8 +115,7 @@ class ReferenceSide:
             self._model = None
             self.model()
         except Exception as exc:
-            raise ProblemError(f"its reference cannot be built: "
-                               f"{faults.describe_exception(exc)}") from exc
+            raise problem_failed("its reference cannot be built", exc) from exc
         self.path = case.problem.path
         self._expected = {}
         self._checked = False
@@ -193,17 +194,18 @@ class ReferenceSide:
         takes seconds: between() lets waiting timings run between them."""
         self.output(case, seeds[0])  # loads the problem and its reference model
         if "cost" not in self._facts:
-            first, last = (self.inputs(seed) for seed in (seeds[0], seeds[-1]))
-            kernels = None
-            if self.device.startswith("cuda"):
-                between()
-                kernels = launched_kernels(self.model(), first, last, self.device)[0]
-                between()
-            self._facts.update({
-                "kernels": kernels,
-                "cost": roofline.problem_cost(self.model(), first),
-                "dtype": input_dtype(first),
-            })
+            try:
+                first, last = (self.inputs(seed) for seed in (seeds[0], seeds[-1]))
+                kernels = None
+                if self.device.startswith("cuda"):
+                    between()
+                    kernels = launched_kernels(self.model(), first, last, self.device)[0]
+                    between()
+                cost = roofline.problem_cost(self.model(), first)
+            except Exception as exc:
+                raise problem_failed("its reference failed while its kernels and cost were "
+                                     "read", exc) from exc
+            self._facts.update({"kernels": kernels, "cost": cost, "dtype": input_dtype(first)})
         return self._facts
 
     def set_aside(self, case: Case, seeds: list[int]) -> None:
