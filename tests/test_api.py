@@ -266,6 +266,9 @@ def test_a_stage_short_of_memory_beside_other_work_is_judged_again_alone():
                for flag in result["flags"])
     # Both holds are in the record: the shared one that failed, the exclusive one after it.
     assert {"correct", "correct_beside_others"} <= set(result["held"])
+    # and what the stage had when it ran again, alone
+    assert result["memory"]["others_gave_back_first"] is True
+    assert 0 < result["memory"]["free_at_start_bytes"] <= result["memory"]["total_bytes"]
 
 
 ALWAYS_SHORT_OF_MEMORY = '''

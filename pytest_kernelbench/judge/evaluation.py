@@ -231,7 +231,7 @@ class Evaluator:
                 self._let_go_of_memory()
                 self.sandbox.pause()  # still under the lock: nothing of it runs past the stage
             held_to = time.time()
-        if outcome.status == faults.OUT_OF_MEMORY:
+        if outcome.status == faults.OUT_OF_MEMORY or claim is not None:  # what it had, either way
             note_memory(outcome.record, room, claim is not None, self.sandbox.oom_peak_bytes,
                         loading.peak_device_bytes())
         self._note_hold(outcome, stage, [round(held_from, 6), round(held_to, 6)], lock_wait_s,
