@@ -40,6 +40,15 @@ def test_lock_files_name_the_physical_device(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
     assert lock_path("cuda:1").name == "pytest-kernelbench-cuda-visible-5.lock"
     assert lock_path("cpu").name == "pytest-kernelbench-cpu.lock"
+    assert lock_path("cuda") == lock_path("cuda:0") != lock_path("cuda:1")
+
+
+def test_a_plain_run_and_an_xdist_run_on_one_gpu_share_its_lock(monkeypatch):
+    # A plain run names its GPU `cuda`, an xdist worker `cuda:0`: one device, one lock, so a
+    # timing of either holds it alone against both.
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert lock_path("cuda") == lock_path("cuda:0")
+    assert lock_path("cuda:1").name == "pytest-kernelbench-cuda1.lock"
 
 
 @pytest.mark.parametrize(("device", "visible", "expected"), [

@@ -106,11 +106,14 @@ def use_device(device: str) -> None:
 
 
 def lock_path(device: str) -> Path:
-    """One lock file per physical device on this host (CUDA_VISIBLE_DEVICES taken into account)."""
+    """One lock file per physical device on this host (CUDA_VISIBLE_DEVICES taken into account):
+    'cuda' and 'cuda:0' are one GPU, so a run on one and a run on the other (a plain run beside
+    an xdist run) share its lock."""
     name = device.replace(":", "")
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if device.startswith("cuda") and visible is not None:
-        name = f"cuda-visible-{visible_id(device, visible)}"
+    if device.startswith("cuda"):
+        name = f"cuda{cuda_index(device)}" if visible is None \
+            else f"cuda-visible-{visible_id(device, visible)}"
     return Path(tempfile.gettempdir()) / f"pytest-kernelbench-{name}.lock"
 
 
