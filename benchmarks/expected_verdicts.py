@@ -4,7 +4,9 @@
 
 A candidate file may declare what the harness must say of it in a comment line such as
 `# expect: cuda_error` or `# expect: passed|slower`; a file without one is an honest candidate
-and must be judged correct (`passed` or `slower`). With several reports (the same candidates
+and must be judged correct (`passed` or `slower`). Where `passed` or `slower` is expected,
+`inconclusive` is too: a correct candidate whose timing could not tell its speedup from p (a
+candidate as fast as eager reads so about half the time). With several reports (the same candidates
 on another GPU, or under xdist), each record's status must also be the same in every report.
 Exit status 1 on any false verdict or difference, so a GPU script can stop on it.
 """
@@ -24,7 +26,8 @@ def expected(candidate_path: str | None) -> frozenset[str]:
     if candidate_path is None:
         return frozenset({"missing"})
     found = EXPECT.search(Path(candidate_path).read_text(errors="replace"))
-    return frozenset(found.group(1).split("|")) if found else HONEST
+    allowed = frozenset(found.group(1).split("|")) if found else HONEST
+    return allowed | {"inconclusive"} if allowed & HONEST else allowed
 
 
 def key(record: dict) -> str:
