@@ -146,7 +146,7 @@ def test_a_dead_members_file_does_not_hold_a_claim_up(device, tmp_path):
     with memory.claim_memory(device, lambda: None, wait_s=20) as room:
         got = room()
     assert (got.gave_back, got.silent) == (0, 0)
-    assert memory.members(device) == []
+    assert memory.members(device) == set()
 
 
 CLAIMER = textwrap.dedent('''
@@ -191,6 +191,19 @@ def test_a_claim_is_withdrawn_when_its_block_ends(device):
         assert len(memory.claims(device)) == 1
     assert memory.claims(device) == []
     assert not list(Path(tempfile.gettempdir()).glob("*.claims/*.ack.*"))
+
+
+def test_two_memberships_in_one_process_do_not_wait_on_each_other(device):
+    # two API sessions at once in one process, each with its evaluator
+    first = memory.Membership(device)
+    done = []
+    thread = threading.Thread(target=lambda: done.append(memory.Membership(device)))
+    thread.start()
+    thread.join(timeout=5)
+    assert done, "the second membership waited on the first's lock"
+    assert memory.members(device) == {str(os.getpid())}
+    done[0].close()
+    first.close()
 
 
 def test_host_memory_reads_available_and_total_bytes(tmp_path):

@@ -40,6 +40,7 @@ from pytest_kernelbench.gpu.devices import QUIET_POLL_S, lock_path
 # answered waits off the device meanwhile: past this the claim goes on without it, counted.
 CLAIM_WAIT_S = 20.0
 IDLE_POLL_S = 0.5  # how often a member that runs no stage looks for claims
+_SERIAL = iter(range(sys.maxsize))  # tells apart the files one process owns
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,9 @@ class Membership:
     def __init__(self, device: str, give_back: Callable[[], None] | None = None,
                  between_stages: threading.RLock | None = None):
         self.device = device
-        self.name = str(os.getpid())
+        # one file per membership: two in one process (two API sessions) must not wait on each
+        # other's lock
+        self.name = f"{os.getpid()}-{next(_SERIAL)}"
         self._file = _OwnedFile(_folder(device, "members"), self.name)
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
@@ -124,10 +127,10 @@ class Membership:
         self._file.close()
 
 
-def members(device: str) -> list[str]:
-    """The names of the live members of a device."""
+def members(device: str) -> set[str]:
+    """The processes (their pids) with a live membership of a device."""
     folder = _folder(device, "members")
-    return sorted(p.name for p in folder.iterdir() if _alive(p))
+    return {_owner(p.name) for p in folder.iterdir() if _alive(p)}
 
 
 def claims(device: str) -> list[str]:
@@ -146,11 +149,11 @@ def _acknowledge(device: str, claim: str, member: str) -> None:
     (_folder(device, "claims") / f"{claim}.ack.{member}").touch()
 
 
-def _owner(claim: str) -> str:
-    return claim.partition("-")[0]
+def _owner(name: str) -> str:
+    """The pid that owns a claim or membership file ('<pid>-<serial>')."""
+    return name.partition("-")[0]
 
 
-_SERIAL = iter(range(sys.maxsize))
 
 
 @contextlib.contextmanager
@@ -167,7 +170,7 @@ def claim_memory(device: str, give_back: Callable[[], None],
         deadline = time.monotonic() + wait_s
         while True:
             serve_claims(device, give_back, wait=False)  # another claimer's, at the same time
-            others = set(members(device)) - {me}
+            others = members(device) - {me}
             answered = acknowledged(device, name) & others
             if answered >= others or time.monotonic() > deadline:
                 break
