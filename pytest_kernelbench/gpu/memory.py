@@ -154,8 +154,6 @@ def _owner(name: str) -> str:
     return name.partition("-")[0]
 
 
-
-
 @contextlib.contextmanager
 def claim_memory(device: str, give_back: Callable[[], None],
                  wait_s: float = CLAIM_WAIT_S) -> Iterator[Callable[[], Room]]:
@@ -165,6 +163,8 @@ def claim_memory(device: str, give_back: Callable[[], None],
     me = str(os.getpid())
     claim = _OwnedFile(_folder(device, "claims"), f"{me}-{next(_SERIAL)}")
     name = claim.path.name
+    for stale in _folder(device, "claims").glob(f"{name}.ack.*"):  # a killed namesake's
+        stale.unlink(missing_ok=True)
     try:
         give_back()
         deadline = time.monotonic() + wait_s

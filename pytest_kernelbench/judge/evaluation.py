@@ -104,8 +104,8 @@ class Evaluator:
                                              self._device_facts())
 
     def close(self) -> None:
+        self.membership.close()  # first: its thread may be giving memory back through the sandbox
         self.sandbox.close()
-        self.membership.close()
 
     def tolerances(self, case: Case) -> tuple[float, float]:
         return answers.tolerances(self.settings, self.overrides, case)
