@@ -320,7 +320,8 @@ def test_an_honest_answer_to_a_problem_of_rounding_noise_passes(kb):
 def test_a_triton_candidate_runs_under_the_interpreter_on_cpu(kb):
     kb.run("triton", args=("-k", "ReLU", "--kb-trials=2"))
     record = kb.records()[("triton", 2, "s0")]
-    assert record["correct"] and record["speedup"] > 0
+    # correct, and timed (on a busy host the harness's clock may leave its speedup unsettled)
+    assert record["correct"] and record["candidate_time"] > 0
 
 
 def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_compiler_line(kb):
