@@ -12,9 +12,9 @@ The protocol works through files beside the device's lock, like the timing gate:
   own memory back, and waits until every other member acknowledged it (or CLAIM_WAIT_S passed);
 - a member sees the claim before it next asks for the device (`serve_claims`), or, while it
   runs no stage (an xdist worker with no item left), from a thread of its own; it gives back
-  what it can have again unchanged (its reference outputs, cached blocks here and in its
-  worker), writes its acknowledgement and, before its next stage, waits, holding no lock, until
-  no claim stands;
+  what it can have again unchanged (its reference outputs, cached blocks it keeps; its
+  worker's went back when its last stage ended), writes its acknowledgement and, before its
+  next stage, waits, holding no lock, until no claim stands;
 - the claimer takes the device alone, reads the free memory it starts with, runs the stage and
   withdraws its claim.
 A member in the middle of a stage answers once that stage ends; several claims at once are

@@ -276,14 +276,13 @@ class Evaluator:
                      "beside this stage")
 
     def _give_memory_back(self) -> None:
-        """What this process and its worker hold on the device that is had again unchanged, for
-        another case's claim: the reference's outputs and the copies of its model, the cached
-        blocks here and in the worker. The worker keeps its candidate: started afresh, a
-        candidate meets its next stage cold (a torch.compile'd model captured anew, a path
-        chosen at its first call), and its verdict would turn on a neighbour's."""
+        """What this process holds on the device that is had again unchanged, for another
+        case's claim: the reference's outputs and the copies of its model, its cached blocks.
+        Its worker gave its own cached blocks back when its last stage ended (_let_go_of_memory)
+        and stays stopped: started afresh, a candidate meets its next stage cold (a
+        torch.compile'd model captured anew, a path chosen at its first call), and its verdict
+        would turn on a neighbour's."""
         self.reference.give_back()
-        self.sandbox.release()
-        self.sandbox.pause()
         loading.release_cached_memory()
 
     def _clear_for_own_claim(self) -> None:
