@@ -168,12 +168,12 @@ def get_init_inputs():
 '''
 
 
-def test_a_faithful_copy_of_a_reference_that_keeps_state_is_judged_in_lockstep():
+def test_a_faithful_copy_of_a_reference_that_keeps_state_is_judged_in_lockstep(correct_and_timed):
     # A faithful copy keeps the same state, so its timed calls drift from the answers of a
     # reference called once per draw: it is judged against one called as it was.
     faithful = STATEFUL.replace("class Model(", "class ModelNew(")
     result = valid(evaluate(STATEFUL, faithful, **FAST))
-    assert result["status"] == "passed", result["error"]
+    correct_and_timed(result)
     assert any(flag.startswith("lockstep:") for flag in result["flags"])
 
 
@@ -206,12 +206,12 @@ def test_a_reference_whose_output_overflows_at_the_chosen_precision_is_the_probl
     assert valid(evaluate(OVERFLOWS_FP16, cheat, **FAST))["status"] == "nan_inf"  # at fp32
 
 
-def test_a_reference_drawing_random_numbers_in_forward_is_not_called_stateful():
+def test_a_reference_drawing_random_numbers_in_forward_is_not_called_stateful(correct_and_timed):
     # The second call repeats the draw's random state, so train-mode dropout answers alike;
     # timed calls are not seeded, so their outputs have no one right answer to be held to.
     copy = DROPOUT.replace("class Model(", "class ModelNew(")
     result = valid(evaluate(DROPOUT, copy, **FAST, mode="train"))
-    assert result["status"] == "passed", result["error"]
+    correct_and_timed(result)
     assert any("timed outputs not checked" in flag for flag in result["flags"])
 
 
@@ -258,10 +258,10 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_a_stage_short_of_memory_beside_other_work_is_judged_again_alone():
+def test_a_stage_short_of_memory_beside_other_work_is_judged_again_alone(correct_and_timed):
     source = SHORT_OF_MEMORY_BESIDE_OTHERS.format(lock=str(devices.lock_path("cpu")))
     result = valid(evaluate(RELU, source, **FAST))
-    assert result["status"] == "passed", result["error"]
+    correct_and_timed(result)
     assert any("ran out of device memory while sharing" in flag and "2.00 GiB" in flag
                for flag in result["flags"])
     # Both holds are in the record: the shared one that failed, the exclusive one after it.
@@ -316,13 +316,13 @@ def test_giving_memory_back_to_a_neighbours_claim_keeps_the_candidate_loaded():
         assert session.evaluator.sandbox.child_pid is None
 
 
-def test_a_problem_short_of_memory_beside_other_work_is_judged_again_alone(tmp_path):
+def test_a_problem_short_of_memory_beside_other_work_is_judged_again_alone(tmp_path, correct_and_timed):
     problem = tmp_path / "level1" / "2_ReLU.py"
     problem.parent.mkdir()
     lock = str(devices.lock_path("cpu"))
     problem.write_text(PROBLEM_SHORT_OF_MEMORY_BESIDE_OTHERS.format(lock=lock))
     result = valid(evaluate(problem, GOOD, **FAST))
-    assert result["status"] == "passed", result["error"]
+    correct_and_timed(result)
     assert any("the problem's own side ran out of memory" in flag for flag in result["flags"])
 
 
@@ -429,7 +429,7 @@ def _bursts_altered(monkeypatch, evaluator, alter) -> list[str]:
     return sides
 
 
-def test_a_host_whose_load_fell_after_the_candidates_bursts_is_no_cheat(monkeypatch):
+def test_a_host_whose_load_fell_after_the_candidates_bursts_is_no_cheat(monkeypatch, correct_and_timed):
     # The candidate's first bursts ran while the host was loaded (both clocks, the worker's
     # and the harness's, saw them ten times slower), the baseline's burst after them on a
     # quiet host: a burst of the candidate's right after the baseline's tells the two apart.
@@ -444,7 +444,7 @@ def test_a_host_whose_load_fell_after_the_candidates_bursts_is_no_cheat(monkeypa
     with Session(**FAST) as session:
         bursts = _bursts_altered(monkeypatch, session.evaluator, loaded)
         result = valid(session.evaluate(RELU, GOOD))
-    assert result["status"] == "passed", result["error"]
+    correct_and_timed(result)
     assert bursts[:clock.BURST_TRIES + 2] == \
         ["candidate"] * clock.BURST_TRIES + ["baseline", "candidate"]
 

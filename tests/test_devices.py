@@ -250,7 +250,8 @@ def _cpu_device_free() -> bool:
         return True
 
 
-def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path, private_locks):
+def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path, private_locks,
+                                                                       correct_and_timed):
     # A build can take a minute; holding the device meanwhile would keep a timing (and all work
     # queued behind it on the turnstile) waiting as long.
     from pathlib import Path
@@ -269,7 +270,7 @@ def test_a_compile_item_waits_for_its_build_without_holding_the_device(tmp_path,
         session.evaluator.wait_for_build = wait_for_build
         result = session.evaluate(relu, candidate)
     assert free_while_waiting == [True]
-    assert result["status"] == "passed"
+    correct_and_timed(result)
     assert result["harness_s"]["build_wait"] >= 0.3
     assert result["harness_s"]["lock_wait"] >= 0
 
@@ -305,7 +306,8 @@ def _timing_once_there_is(marker, seen: dict[str, float], name: str,
     return thread
 
 
-def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path, private_locks):
+def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path, private_locks,
+                                                                   correct_and_timed):
     # A build at import (or at first call) can take a minute: the stage lets the device go
     # meanwhile, and stops the worker until it holds the device again.
     from pathlib import Path
@@ -340,7 +342,7 @@ def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path, pri
         session.evaluator.sandbox.steps_aside = True
         result = session.evaluate(relu, candidate)
     other.join()
-    assert result["status"] == "passed", result["error"]
+    correct_and_timed(result)
     assert "build" in seen, "the stand-in compiler never started"
     assert seen["taken"] - seen["build"] < 0.9  # while the compiler ran
     (start, end), = result["aside"]["compile"]
@@ -352,7 +354,8 @@ def test_the_device_is_let_go_while_the_worker_waits_on_a_compiler(tmp_path, pri
     assert len(stamps) == 120 and stamps[-1] > seen["released"]
 
 
-def test_a_shared_stage_lets_a_waiting_timing_in_between_two_requests(tmp_path, monkeypatch):
+def test_a_shared_stage_lets_a_waiting_timing_in_between_two_requests(tmp_path, monkeypatch,
+                                                                      correct_and_timed):
     # Each correctness trial's forward takes 0.3 s: a timing that asks during the first one
     # gets the device when that request ends, not when the stage ends, and the worker stays
     # stopped until the stage holds the device again.
@@ -377,7 +380,7 @@ def test_a_shared_stage_lets_a_waiting_timing_in_between_two_requests(tmp_path, 
                  drain="wait") as session:
         result = session.evaluate(relu, candidate)
     other.join()
-    assert result["status"] == "passed", result["error"]
+    correct_and_timed(result)
     assert "asked" in seen, "the candidate's forward never ran"
     assert seen["taken"] - seen["asked"] < 0.7  # one request, not the stage's four
     (start, end), = result["aside"]["correct"]
@@ -388,7 +391,7 @@ def test_a_shared_stage_lets_a_waiting_timing_in_between_two_requests(tmp_path, 
     assert result["held"]["correct"][1] > seen["released"]
 
 
-def _stopped_for_a_timing(tmp_path, slow_while: str, request: str) -> dict:
+def _stopped_for_a_timing(tmp_path, slow_while: str, request: str, correct_and_timed) -> dict:
     """Judge a ReLU candidate whose forward works 1.5 s (a tick every 10 ms) in the calls where
     the expression slow_while holds (it reads CALLS, the calls so far, and os), with
     --kb-drain=stop and a timing that asks at the first tick; check that the request in
@@ -416,7 +419,7 @@ def _stopped_for_a_timing(tmp_path, slow_while: str, request: str) -> dict:
                  drain="stop") as session:
         result = session.evaluate(relu, candidate)
     other.join()
-    assert result["status"] == "passed", result["error"]
+    correct_and_timed(result)
     assert seen["taken"] - seen["asked"] < 0.5  # not the rest of the 1.5 s request
     stamps = [float(line) for line in ticks.read_text().split()]
     assert not [t for t in stamps if seen["taken"] < t < seen["released"]]
@@ -426,15 +429,17 @@ def _stopped_for_a_timing(tmp_path, slow_while: str, request: str) -> dict:
     return result
 
 
-def test_with_drain_stop_a_timing_stops_a_request_in_progress(tmp_path, monkeypatch):
+def test_with_drain_stop_a_timing_stops_a_request_in_progress(tmp_path, monkeypatch,
+                                                               correct_and_timed):
     # The first correctness trial's forward works for 1.5 s: a timing that asks meanwhile gets
     # the device at once, the candidate stopped where it is until the timing ran; the trial
     # then goes on, and neither its time nor its deadline counts the stop.
     monkeypatch.setattr("tempfile.gettempdir", lambda: str(tmp_path))  # this test's lock alone
-    _stopped_for_a_timing(tmp_path, "len(CALLS) == 1", "run")
+    _stopped_for_a_timing(tmp_path, "len(CALLS) == 1", "run", correct_and_timed)
 
 
-def test_with_drain_stop_a_timing_stops_a_kernel_attribution_in_progress(tmp_path, monkeypatch):
+def test_with_drain_stop_a_timing_stops_a_kernel_attribution_in_progress(tmp_path, monkeypatch,
+                                                                         correct_and_timed):
     # A profiler session can take seconds: the attribute stage's profile request is stopped for
     # a timing that asks meanwhile, like a correctness trial. On a CPU the harness reads no
     # kernels, so the problem is made to look as if it had some, and the candidate's forward
@@ -454,10 +459,12 @@ def test_with_drain_stop_a_timing_stops_a_kernel_attribution_in_progress(tmp_pat
 
     monkeypatch.setattr(reference.ReferenceSide, "traits", with_kernels)
     monkeypatch.setattr(attribute_stage, "note_kernels", slowly)
-    _stopped_for_a_timing(tmp_path, f"os.path.exists({str(slow)!r})", "profile")
+    _stopped_for_a_timing(tmp_path, f"os.path.exists({str(slow)!r})", "profile",
+                          correct_and_timed)
 
 
-def test_the_attribute_stage_lets_a_waiting_timing_in_between_its_pieces(tmp_path, monkeypatch):
+def test_the_attribute_stage_lets_a_waiting_timing_in_between_its_pieces(tmp_path, monkeypatch,
+                                                                         correct_and_timed):
     # Reading a large problem's kernels and cost takes seconds in the pytest process, outside
     # any request of the worker: a timing that asks meanwhile runs before the stage's next piece
     # of work, not after the whole stage with every other worker stopped behind it.
@@ -486,7 +493,7 @@ def test_the_attribute_stage_lets_a_waiting_timing_in_between_its_pieces(tmp_pat
                  drain="stop") as session:
         result = session.evaluate(relu, good)
     other.join()
-    assert result["status"] == "passed", result["error"]
+    correct_and_timed(result)
     assert seen["released"] < result["held"]["attribute"][1]  # it ran inside the stage's hold
     assert result["harness_s"]["stopped"] >= 0.9  # charged as time stood aside for timings
 
@@ -507,7 +514,7 @@ def test_a_timing_whose_gpu_never_went_idle_says_so(tmp_path, monkeypatch):
     assert any("still busy" in flag for flag in result["flags"]), result["flags"]
 
 
-def test_a_thread_the_candidate_left_running_is_stopped_between_stages(tmp_path):
+def test_a_thread_the_candidate_left_running_is_stopped_between_stages(tmp_path, correct_and_timed):
     from pathlib import Path
 
     from pytest_kernelbench import Session
@@ -528,7 +535,7 @@ def test_a_thread_the_candidate_left_running_is_stopped_between_stages(tmp_path)
         "    def forward(self, x):\n        return torch.relu(x)\n")
     with Session(device="cpu", trials=1, time_budget_s=0.05, p=0.0, confine="off") as session:
         result = session.evaluate(relu, candidate)
-        assert result["status"] == "passed", result["error"]
+        correct_and_timed(result)
         time.sleep(0.1)  # a tick written as the worker was stopped lands within this
         before = ticks.stat().st_size
         time.sleep(0.5)
@@ -570,7 +577,8 @@ def test_a_timing_pauses_for_compilers_only_while_some_may_run(tmp_path, monkeyp
     assert seconds_to_take_the_device() < 0.25
 
 
-def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp_path, private_locks):
+def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp_path, private_locks,
+                                                                             correct_and_timed):
     # Another worker's pool builds this source (it holds the build folder): the compile item,
     # already under its shared hold, waits for that build with the hold stepped aside, or a
     # timing of every other worker waits the minute the build takes.
@@ -598,7 +606,7 @@ def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp
         threading.Timer(1.0, look_then_finish).start()
         result = session.evaluate(relu, candidate)
     assert free_while_waiting == [True]
-    assert result["status"] == "passed", result["error"]
+    correct_and_timed(result)
     [aside] = result["aside"]["compile"]
     assert aside[1] - aside[0] >= 0.5  # the hold was let go for the wait, and taken back
 

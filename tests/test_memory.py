@@ -138,6 +138,35 @@ def test_a_members_thread_leaves_a_claim_alone_while_a_stage_runs(device, tmp_pa
         me.close()
 
 
+LEAVER = textwrap.dedent('''
+    import sys, time
+    from pathlib import Path
+    from pytest_kernelbench.gpu import memory
+    device, log = sys.argv[1], Path(sys.argv[2])
+    member = memory.Membership(device)
+    log.write_text("ready\\n")
+    while not memory.claims(device):
+        time.sleep(0.001)
+    memory.serve_claims(device, lambda: None, wait=False)  # acknowledges, then ends at once
+''')
+
+
+def test_a_member_that_acknowledged_and_ended_counts_as_having_given_back(device, tmp_path):
+    # Its acknowledgement outlives it (an xdist worker whose last item ended, or a claimer whose
+    # own claim went through): the claim counts it, not as a member never there.
+    log = tmp_path / "leaver.log"
+    member = start_member(device, log, LEAVER)
+    try:
+        # this process gives its own memory back only once the member ended
+        with memory.claim_memory(device, lambda: member.wait(timeout=20), wait_s=20) as room:
+            got = room()
+        assert member.returncode == 0
+        assert (got.gave_back, got.silent) == (1, 0)
+    finally:
+        member.kill()
+        member.wait()
+
+
 def test_a_dead_members_file_does_not_hold_a_claim_up(device, tmp_path):
     log = tmp_path / "member.log"
     member = start_member(device, log)

@@ -170,8 +170,9 @@ def claim_memory(device: str, give_back: Callable[[], None],
         deadline = time.monotonic() + wait_s
         while True:
             serve_claims(device, give_back, wait=False)  # another claimer's, at the same time
+            # A member that acknowledged and then ended (its own claim done) gave back all it had.
             others = members(device) - {me}
-            answered = acknowledged(device, name) & others
+            answered = acknowledged(device, name) - {me}
             if answered >= others or time.monotonic() > deadline:
                 break
             time.sleep(QUIET_POLL_S)
