@@ -450,15 +450,25 @@ def test_a_host_whose_load_fell_after_the_candidates_bursts_is_no_cheat(monkeypa
 
 
 def _slowed_there(monkeypatch, evaluator, timed: tuple[str, ...] = (), bursts: int = 99,
-                  pace: bool = False) -> list[str]:
+                  pace: bool = False, baseline_as_here: bool = False) -> list[str]:
     """Ten times as long in the candidate's process: the timing's samples of the sides in
     timed, the first `bursts` bursts of the baseline, and the harness's own work when pace;
     returns those requests as they come ('time', 'burst' of the baseline, 'pace'), each
-    marked '*' where it was altered."""
+    marked '*' where it was altered. baseline_as_here: the timing's samples of the baseline
+    are this process's figure for it (which a busy host can otherwise put 2.5x apart)."""
     from pytest_kernelbench.isolation.sandbox import Fault
+    from pytest_kernelbench.judge import reference
 
     asked = evaluator.channel.ask
     seen: list[str] = []
+    here: list[float] = []
+    wall_s = reference.ReferenceSide.wall_s
+
+    def noted(self, *args, **kwargs):
+        here.append(wall_s(self, *args, **kwargs))
+        return here[-1]
+
+    monkeypatch.setattr(reference.ReferenceSide, "wall_s", noted)
 
     def ask(record, request):
         reply = asked(record, request)
@@ -468,10 +478,12 @@ def _slowed_there(monkeypatch, evaluator, timed: tuple[str, ...] = (), bursts: i
         if isinstance(reply, Fault):
             seen.append(op)
             return reply
-        if op == "time" and timed:
+        if op == "time" and (timed or baseline_as_here):
             seen.append("time*")
             samples = {side: [s * 10 for s in values] if side in timed else values
                        for side, values in reply.header["samples_s"].items()}
+            if baseline_as_here:
+                samples["baseline"] = [here[-1]] * len(samples["baseline"])
             return dataclasses.replace(reply, header={**reply.header, "samples_s": samples})
         if (op == "burst" and seen.count("burst*") < bursts) or (op == "pace" and pace):
             seen.append(op + "*")
@@ -488,9 +500,19 @@ def _slowed_there(monkeypatch, evaluator, timed: tuple[str, ...] = (), bursts: i
 ENOUGH_FOR_AN_INTERVAL = {**FAST, "time_budget_s": 0.3}
 
 
+def _unbounded_by_the_cpu_clock(monkeypatch) -> None:
+    """Leave out the bound a CPU's clock puts on every speedup (tested on its own): on a busy
+    host its bursts can replace the timing's figure or leave none, whatever the baseline's
+    bursts there did, which is what the tests below judge."""
+    from pytest_kernelbench.judge import clock
+
+    monkeypatch.setattr(clock, "bound_by_harness_clock", lambda bursts, ratio, *rest: ratio)
+
+
 def test_one_slowed_burst_of_the_baseline_in_the_candidates_process_scales_nothing(monkeypatch):
     # A host that ran slowly through the timing (both sides alike) slowed the first burst of
     # the baseline there too; a candidate that slows the baseline there slows every burst.
+    _unbounded_by_the_cpu_clock(monkeypatch)
     with Session(**ENOUGH_FOR_AN_INTERVAL) as session:
         seen = _slowed_there(monkeypatch, session.evaluator,
                              timed=("baseline", "candidate"), bursts=1)
@@ -505,8 +527,9 @@ def test_one_slowed_burst_of_the_baseline_in_the_candidates_process_scales_nothi
 def test_slow_bursts_after_a_timing_whose_baseline_fits_scale_nothing(monkeypatch):
     # Every burst of the baseline there ran ten times as long as here, but the timing's own
     # median of it did not: the slowness bought the candidate nothing.
+    _unbounded_by_the_cpu_clock(monkeypatch)
     with Session(**ENOUGH_FOR_AN_INTERVAL) as session:
-        seen = _slowed_there(monkeypatch, session.evaluator)
+        seen = _slowed_there(monkeypatch, session.evaluator, baseline_as_here=True)
         result = valid(session.evaluate(RELU, GOOD))
     assert "pace" not in seen  # no burst measured again for it
     assert result["status"] == "passed", result["error"]
@@ -538,6 +561,7 @@ def test_a_graph_timings_median_spares_no_slowed_baseline(monkeypatch):
 def test_a_worker_the_host_runs_slowly_keeps_its_speedup(monkeypatch):
     # The timing (both sides), the baseline's bursts there and the harness's own pure-Python
     # work there all ran ten times as long: the process ran slowly, its speedup stands.
+    _unbounded_by_the_cpu_clock(monkeypatch)
     with Session(**FAST) as session:
         seen = _slowed_there(monkeypatch, session.evaluator,
                              timed=("baseline", "candidate"), pace=True)
