@@ -450,12 +450,15 @@ def test_a_host_whose_load_fell_after_the_candidates_bursts_is_no_cheat(monkeypa
 
 
 def _slowed_there(monkeypatch, evaluator, timed: tuple[str, ...] = (), bursts: int = 99,
-                  pace: bool = False, baseline_as_here: bool = False) -> list[str]:
+                  pace: float = 1.0, baseline_as_here: bool = False,
+                  candidate_after_pace: float = 1.0) -> list[str]:
     """Ten times as long in the candidate's process: the timing's samples of the sides in
-    timed, the first `bursts` bursts of the baseline, and the harness's own work when pace;
-    returns those requests as they come ('time', 'burst' of the baseline, 'pace'), each
-    marked '*' where it was altered. baseline_as_here: the timing's samples of the baseline
-    are this process's figure for it (which a busy host can otherwise put 2.5x apart)."""
+    timed and the first `bursts` bursts of the baseline; `pace` times as long, the harness's
+    own work there, and, once that was read, `candidate_after_pace` times as long, the
+    candidate's bursts. Returns those requests as they come ('time', 'burst' of the baseline,
+    'pace', 'own' for the candidate's bursts after a pace), each marked '*' where it was
+    altered. baseline_as_here: the timing's samples of the baseline are this process's figure
+    for it (which a busy host can otherwise put 2.5x apart)."""
     from pytest_kernelbench.isolation.sandbox import Fault
     from pytest_kernelbench.judge import reference
 
@@ -473,7 +476,11 @@ def _slowed_there(monkeypatch, evaluator, timed: tuple[str, ...] = (), bursts: i
     def ask(record, request):
         reply = asked(record, request)
         op = request.op
-        if op not in ("time", "pace") and not (op == "burst" and request.side == "baseline"):
+        if op == "burst" and request.side != "baseline":
+            if not any(o.startswith("pace") for o in seen):
+                return reply
+            op = "own"
+        if op not in ("time", "pace", "burst", "own"):
             return reply
         if isinstance(reply, Fault):
             seen.append(op)
@@ -485,9 +492,11 @@ def _slowed_there(monkeypatch, evaluator, timed: tuple[str, ...] = (), bursts: i
             if baseline_as_here:
                 samples["baseline"] = [here[-1]] * len(samples["baseline"])
             return dataclasses.replace(reply, header={**reply.header, "samples_s": samples})
-        if (op == "burst" and seen.count("burst*") < bursts) or (op == "pace" and pace):
+        by = {"time": 1.0, "burst": 10.0 if seen.count("burst*") < bursts else 1.0, "pace": pace,
+              "own": candidate_after_pace}[op]
+        if by != 1.0:
             seen.append(op + "*")
-            return dataclasses.replace(reply, wall_s=reply.wall_s * 10)
+            return dataclasses.replace(reply, wall_s=reply.wall_s * by)
         seen.append(op)
         return reply
 
@@ -564,13 +573,29 @@ def test_a_worker_the_host_runs_slowly_keeps_its_speedup(monkeypatch):
     _unbounded_by_the_cpu_clock(monkeypatch)
     with Session(**FAST) as session:
         seen = _slowed_there(monkeypatch, session.evaluator,
-                             timed=("baseline", "candidate"), pace=True)
+                             timed=("baseline", "candidate"), pace=10.0)
         result = valid(session.evaluate(RELU, GOOD))
     assert "pace*" in seen and seen.count("burst*") >= 2
     assert result["status"] == "passed", result["error"]
     assert result["speedup_interval"] is not None  # the timing's own figure
     [note] = [flag for flag in result["flags"] if "baseline took" in flag]
     assert "the process ran slowly" in note and "scaled" not in note
+
+
+def test_a_process_slow_only_after_its_timing_buys_a_slowed_baseline_nothing(monkeypatch):
+    # The baseline's timing and bursts there ten times as long, and by the time the harness's
+    # work there is read, the process runs three times as slowly (a host that got busier after
+    # the timing): the credit for a slow process holds only as far as the candidate's own
+    # calls, read then, ran as slowly, so the slowed baseline buys no speedup.
+    with Session(**FAST) as session:
+        seen = _slowed_there(monkeypatch, session.evaluator, timed=("baseline",), pace=3.0,
+                             candidate_after_pace=3.0)
+        result = valid(session.evaluate(RELU, GOOD))
+    assert "pace*" in seen and "own*" in seen
+    [note] = [flag for flag in result["flags"] if "baseline took" in flag]
+    assert "the candidate's own calls there ran only" in note, note
+    # an honest copy of the baseline: about 1x, not the 3x the credit alone would give
+    assert result["speedup"] is None or result["speedup"] < 2.0, result["flags"]
 
 
 def test_a_baseline_slowed_alone_in_the_candidates_process_is_scaled(monkeypatch):
