@@ -8,6 +8,16 @@
         for source in attempts:
             record = session.evaluate("problems/level1/19_ReLU.py", source)
 
+    with Session(device="cuda") as session:  # many at once: builds ahead, judges in parallel
+        for index, record in session.evaluate_many([(problem, source) for source in attempts]):
+            ...
+
+`evaluate` judges in this process, one attempt at a time. `submit` (a Future of the record) and
+`evaluate_many` hand attempts to the session's batch engine (engine/batch.py): their builds go
+ahead in one pool on all cores, and `judges` processes judge them, sharing the device as the
+workers of `pytest -n N` share it; at most `in_flight` attempts are unsettled at once (submit
+blocks until one settles). See docs/api.md.
+
 A problem or candidate is a file path or the Python source itself (text with a line break).
 Each call judges a snapshot of the candidate taken when it is called, so an agent may rewrite
 the same file between calls. Options are the fields of `settings.Settings` (p, trials, atol,
@@ -24,20 +34,26 @@ INFO records on the `pytest_kernelbench` logger, and to `on_progress(event)` whe
 from __future__ import annotations
 
 import dataclasses
+import functools
+import queue
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from pytest_kernelbench.engine.batch import Batch, Counts
+from pytest_kernelbench.engine.judging import gpu_count, judge_case
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.judge.evaluation import Evaluator
 from pytest_kernelbench.record import Record
 from pytest_kernelbench.reporting import heartbeat
 from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
-from pytest_kernelbench.suite.manifest import load_manifest
+from pytest_kernelbench.suite.manifest import Entry, load_manifest
 
 SET_NAME = "api"
 # Settings that only the pytest run uses (where files go, which problems it collects).
@@ -45,22 +61,31 @@ _RUN_ONLY = {"problems_dir", "candidate_dirs", "levels", "tags", "report_path", 
              "shard", "resume_path", "feedback_dir", "plot_dir", "device"}
 OPTIONS = sorted(f.name for f in dataclasses.fields(Settings)
                  if f.init and f.name not in _RUN_ONLY)
+IN_FLIGHT = 256  # unsettled attempts of submit before it blocks: an RL step's batch at most
+JUDGES_PER_GPU = 8  # as `pytest -n 8` shares one GPU
 _PROBLEM_FILE = re.compile(r"^(?P<id>\d+)_(?P<name>.+)\.py$")
 _LEVEL_DIR = re.compile(r"^level(?P<level>\d+)$")
 
 
 class Session:
-    """Evaluates many candidates with one set of options, on one device."""
+    """Evaluates many candidates with one set of options, on one device (every GPU of the host
+    for submit and evaluate_many on a plain 'cuda')."""
 
     def __init__(self, device: str = "auto",
-                 on_progress: Callable[[heartbeat.Event], None] | None = None, **options: Any):
+                 on_progress: Callable[[heartbeat.Event], None] | None = None,
+                 judges: int | None = None, in_flight: int = IN_FLIGHT, **options: Any):
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
             raise TypeError(f"unknown option(s) {', '.join(unknown)}; "
                             f"known: {', '.join(OPTIONS)}")
+        if judges is not None and judges < 1:
+            raise ValueError(f"judges must be at least 1, got {judges}")
+        if in_flight < 1:
+            raise ValueError(f"in_flight must be at least 1, got {in_flight}")
         # Checked as the plugin checks its options (SettingsError) before anything is made.
         settings = Settings(problems_dir=Path("problems"), candidate_dirs=(), device=device,
                             report_path=None, **options)
+        self.requested_device = device
         self.device = _resolve_device(device)
         self._scratch = Path(tempfile.mkdtemp(prefix="kernelbench-api-"))
         # Candidates are snapshots in a folder of their own: confined, one cannot read another.
@@ -68,39 +93,71 @@ class Session:
         self._candidates.mkdir()
         self.settings = dataclasses.replace(settings, problems_dir=self._scratch / "problems",
                                             candidate_dirs=(self._candidates,))
-        self.evaluator = Evaluator(self.settings, self.device)
         self._calls = 0
+        self._numbering = threading.Lock()
+        self._judges, self._in_flight = judges, in_flight
+        self._batch: Batch | None = None
         self.on_progress = on_progress
+
+    @functools.cached_property
+    def evaluator(self) -> Evaluator:
+        """The judge of `evaluate`, in this process (made at its first use)."""
+        return Evaluator(self.settings, self.device)
 
     def evaluate(self, problem: str | Path, candidate: str | Path) -> Record:
         """The record of one candidate against one problem: compile, correctness and speed."""
-        self._calls += 1
-        sample = f"a{self._calls}"
-        problem_path = self._problem_file(problem)
-        level, problem_id, name = identify(problem_path)
-        # A problem of a suite with a manifest keeps the tolerances the manifest sets for it.
-        entries = load_manifest(problem_path.parent.parent)
-        if (level, problem_id) in entries:
-            self.evaluator.overrides[(level, problem_id)] = entries[(level, problem_id)]
-        snapshot = self._candidates / f"{sample}.py"
-        snapshot.write_text(_source_of(candidate, "candidate"))
-        case = Case(Problem(level, problem_id, name, problem_path), SET_NAME, sample,
-                    Candidate(SET_NAME, level, problem_id, sample, snapshot))
-        ev = self.evaluator
-        outcome = None
-        label = f"{case.problem.key}[{case.id}]"
-        for stage in (ev.compile, ev.correct, ev.speed):
-            with heartbeat.watch(label, stage.__name__, self.settings.heartbeat_s,
-                                 self.on_progress) as watched:
-                outcome = stage(case)
-                watched.status = "skipped" if outcome.skipped else outcome.status
-            if not outcome.passed:
-                break
-        assert outcome is not None
-        return outcome.record
+        case, overrides = self._prepare(problem, candidate)
+        self.evaluator.overrides.update(overrides)
+        return judge_case(self.evaluator, case, self.settings.heartbeat_s, self.on_progress)
+
+    def submit(self, problem: str | Path, candidate: str | Path) -> Future:
+        """A Future of the record of one candidate against one problem, judged by the batch
+        engine. Blocks while `in_flight` attempts are unsettled. A bad file raises here."""
+        case, overrides = self._prepare(problem, candidate)
+        snapshot = case.candidate.path if case.candidate else None
+        return self._engine().submit(_number(case), case, overrides,
+                                     functools.partial(_remove, snapshot))
+
+    def evaluate_many(self, pairs: Iterable[tuple[str | Path, str | Path]]
+                      ) -> Iterator[tuple[int, Record]]:
+        """(index of the pair, its record) for each (problem, candidate) pair, in the order the
+        records settle. Every file is checked before any attempt starts; leaving the loop early
+        cancels the attempts no judge took yet."""
+        prepared = [self._prepare(problem, candidate) for problem, candidate in pairs]
+        settled: queue.Queue[tuple[int, Future]] = queue.Queue()
+        futures: list[Future] = []
+
+        def submit_all() -> None:  # submit blocks at in_flight: the records flow meanwhile
+            for index, (case, overrides) in enumerate(prepared):
+                snapshot = case.candidate.path if case.candidate else None
+                try:
+                    future = self._engine().submit(_number(case), case, overrides,
+                                                   functools.partial(_remove, snapshot))
+                except RuntimeError:  # the session closed under the loop
+                    return
+                futures.append(future)
+                future.add_done_callback(functools.partial(_arrived, settled, index))
+
+        submitter = threading.Thread(target=submit_all, name="kb-submit", daemon=True)
+        submitter.start()
+        try:
+            for _ in prepared:
+                index, future = settled.get()
+                if not future.cancelled():
+                    yield index, future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+    def counts(self) -> Counts:
+        """How many of the submitted attempts are queued, building, judging and settled."""
+        return self._batch.counts() if self._batch is not None else Counts(0, 0, 0, 0)
 
     def close(self) -> None:
-        self.evaluator.close()
+        if self._batch is not None:
+            self._batch.close()
+        if "evaluator" in self.__dict__:
+            self.evaluator.close()
         shutil.rmtree(self._scratch, ignore_errors=True)
 
     def __enter__(self) -> Session:
@@ -109,7 +166,35 @@ class Session:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _problem_file(self, problem: str | Path) -> Path:
+    def _engine(self) -> Batch:
+        if self._batch is None:
+            gpus = gpu_count(self.requested_device, self.device)
+            judges = self._judges or (JUDGES_PER_GPU * gpus if self.device.startswith("cuda")
+                                      else 1)
+            self._batch = Batch(self.settings, self.device, judges, gpus, self._in_flight,
+                                self.on_progress)
+        return self._batch
+
+    def _prepare(self, problem: str | Path, candidate: str | Path
+                 ) -> tuple[Case, dict[tuple[int, int], Entry]]:
+        """The case of one attempt: the problem's file, a snapshot of the candidate taken now,
+        and the tolerances a suite's manifest sets for the problem."""
+        with self._numbering:
+            self._calls += 1
+            number = self._calls
+        sample = f"a{number}"
+        problem_path = self._problem_file(problem, number)
+        level, problem_id, name = identify(problem_path)
+        # A problem of a suite with a manifest keeps the tolerances the manifest sets for it.
+        entries = load_manifest(problem_path.parent.parent)
+        overrides = {key: entries[key] for key in [(level, problem_id)] if key in entries}
+        snapshot = self._candidates / f"{sample}.py"
+        snapshot.write_text(_source_of(candidate, "candidate"))
+        case = Case(Problem(level, problem_id, name, problem_path), SET_NAME, sample,
+                    Candidate(SET_NAME, level, problem_id, sample, snapshot))
+        return case, overrides
+
+    def _problem_file(self, problem: str | Path, number: int) -> Path:
         if isinstance(problem, Path) or "\n" not in problem:
             path = Path(problem).expanduser().resolve()
             if not path.is_file():
@@ -117,7 +202,7 @@ class Session:
             return path
         folder = self._scratch / "problems" / "level0"  # a source: level 0, id from the call
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{self._calls}_problem.py"
+        path = folder / f"{number}_problem.py"
         path.write_text(problem)
         return path
 
@@ -147,6 +232,21 @@ def _source_of(candidate: str | Path, what: str) -> str:
     if not path.is_file():
         raise FileNotFoundError(f"{what}: no such file: {candidate}")
     return path.read_text()
+
+
+def _arrived(settled: queue.Queue, index: int, future: Future) -> None:
+    settled.put((index, future))
+
+
+def _number(case: Case) -> int:
+    """An attempt's number in its session, from its sample name ('a7' -> 7)."""
+    return int(case.sample.removeprefix("a"))
+
+
+def _remove(path: Path | None) -> None:
+    """A settled attempt's snapshot: a session's disk stays flat over many attempts."""
+    if path is not None:
+        path.unlink(missing_ok=True)
 
 
 def _resolve_device(requested: str) -> str:

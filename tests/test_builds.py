@@ -1,6 +1,6 @@
-"""building/builds.py: build folders and their addressing, the plan and the build pool;
-building/process.py, the build process (a subprocess of its own, with no GPU visible), and
-building/gpu_stand_ins.py beside it."""
+"""building/builds.py: build folders and their addressing, the plan; building/pool.py, the build
+pool, given a fixed list or one build at a time; building/process.py, the build process (a
+subprocess of its own, with no GPU visible), and building/gpu_stand_ins.py beside it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from pytest_kernelbench.building import builds, pch
+from pytest_kernelbench.building import builds, pch, pool
 from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
 
 
@@ -95,10 +95,10 @@ def test_a_build_another_worker_holds_is_left_to_it_and_awaited(tmp_path):
     fcntl.flock(held, fcntl.LOCK_EX)
     threading.Timer(0.5, held.close).start()  # the other worker finishes half a second later
     started = time.perf_counter()
-    pool = builds.BuildPool(planned, arch="", jobs=2, timeout_s=60,
-                            on_done=lambda build, done, total, elapsed: seen.append((done, total)))
-    pool.run()
-    pool.wait_for(planned[0].folder)
+    building = pool.BuildPool(planned, arch="", jobs=2, timeout_s=60,
+                              on_done=lambda build, done, total, elapsed: seen.append((done, total)))
+    building.run()
+    building.wait_for(planned[0].folder)
     assert planned[0].status == "elsewhere" and seen == [(1, 1)]
     assert time.perf_counter() - started >= 0.4  # it waited for that build before returning
 
@@ -114,7 +114,7 @@ def test_a_source_that_failed_in_another_worker_after_the_plan_is_not_built_agai
     build.folder.mkdir(parents=True)
     (build.folder / builds.FAILED_MARKER).write_text("main.cpp:4:5: error: expected ';'")
     started = time.perf_counter()
-    builds.BuildPool([build], arch="", jobs=1, timeout_s=60, on_done=lambda *_: None).run()
+    pool.BuildPool([build], arch="", jobs=1, timeout_s=60, on_done=lambda *_: None).run()
     assert build.status == "failed"
     assert build.message == "failed before: main.cpp:4:5: error: expected ';'"
     assert not (build.folder / builds.LOG_FILE).exists()  # no build process was started
@@ -130,12 +130,12 @@ def test_a_build_an_item_waits_for_starts_at_once_while_the_others_queue(tmp_pat
         paths[-1].write_text(f"# load_inline\nimport time\ntime.sleep(1.0)\nNAME = '{name}'\n")
     planned = builds.plan(paths, tmp_path / "cache", arch="")
     finished = []
-    pool = builds.BuildPool(planned, arch="", jobs=1, timeout_s=60,
-                            on_done=lambda build, *_: finished.append(build.candidate.name))
-    pool.start()
-    pool.wait_for(planned[2].folder)
+    building = pool.BuildPool(planned, arch="", jobs=1, timeout_s=60,
+                              on_done=lambda build, *_: finished.append(build.candidate.name))
+    building.start()
+    building.wait_for(planned[2].folder)
     assert planned[2].status == "deferred" and "b.py" not in finished
-    pool.close()
+    building.close()
     assert finished.index("c.py") < finished.index("b.py")
     assert [build.status for build in planned] == ["deferred"] * 3
 
@@ -153,7 +153,7 @@ def test_a_pool_without_headers_makes_none_and_tells_no_build_of_one(tmp_path):
             f"os.environ.get({pch.ROOT_ENV!r}, 'unset'))\n")
     assert pch.planned_commands(path.read_text() for path in paths)
     planned = builds.plan(paths, tmp_path / "cache", arch="")
-    builds.BuildPool(planned, arch="", jobs=3, timeout_s=60, headers=None).run()
+    pool.BuildPool(planned, arch="", jobs=3, timeout_s=60, headers=None).run()
     assert [build.status for build in planned] == ["deferred"] * 3
     assert [(tmp_path / f"{name}.env").read_text() for name in "abc"] == ["unset"] * 3
     assert not (tmp_path / "cache" / builds.HEADERS_FOLDER).exists()
@@ -171,7 +171,7 @@ def test_a_build_lock_left_by_a_killed_build_holds_up_no_later_build(tmp_path):
     (build.folder / "ext").mkdir(parents=True)
     (build.folder / "ext" / builds.TORCH_BATON).write_text("")
     started = time.perf_counter()
-    builds.BuildPool([build], arch="", jobs=1, timeout_s=30, on_done=lambda *_: None).run()
+    pool.BuildPool([build], arch="", jobs=1, timeout_s=30, on_done=lambda *_: None).run()
     assert build.status == "deferred", build.message  # imported, built nothing, not timed out
     assert time.perf_counter() - started < 25
     # The same where an item takes the folder.
@@ -179,6 +179,153 @@ def test_a_build_lock_left_by_a_killed_build_holds_up_no_later_build(tmp_path):
     with builds.holding(build.folder):
         assert not (build.folder / "ext" / builds.TORCH_BATON).exists()
     assert (build.folder / builds.LOCK_FILE).exists()  # its own lock is not one of them
+
+
+@pytest.fixture
+def private_notices(tmp_path, monkeypatch):
+    """This test's host notices (compilers announced, timings under way) in its own folder:
+    another suite on the same host must neither hold nor see them."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+
+
+def _sleeping_build(tmp_path, name: str, seconds: float) -> builds.Build:
+    """A planned "build" whose import sleeps (its source names load_inline): a build process
+    that compiles nothing, running for as long as a test needs one."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(f"# load_inline\nimport time\ntime.sleep({seconds})\nNAME = '{name}'\n")
+    [build] = builds.plan([path], tmp_path / "cache", arch="")
+    return build
+
+
+def _until(condition, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "gave up waiting"
+        time.sleep(0.02)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, killed and not yet reaped by its parent, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def test_an_open_ended_pool_builds_what_is_added_after_it_started(tmp_path, torch_headers,
+                                                                  private_notices):
+    candidate = tmp_path / "cand.py"
+    candidate.write_text(
+        "from torch.utils.cpp_extension import load_inline\n"
+        "SRC = '#include <torch/extension.h>\\ntorch::Tensor twice(torch::Tensor x) "
+        "{ return x * 2; }'\n"
+        "ext = load_inline(name='kb_added', cpp_sources=SRC, functions=['twice'])\n")
+    torch_headers.folder()  # the session's precompiled header: a compile of seconds
+    finished = []
+    building = pool.BuildPool([], arch="", jobs=1, timeout_s=300, headers=torch_headers.root,
+                              on_done=lambda build, done, total, _: finished.append(
+                                  (build.status, done, total)), open_ended=True).start()
+    time.sleep(0.3)
+    assert building._thread.is_alive()  # an empty queue does not end it
+    [build] = builds.plan([candidate], tmp_path / "cache", arch="")
+    assert building.add(build) is build
+    assert building.status(build.folder) in ("pending", "running")
+    building.wait_for(build.folder)
+    assert build.status == "built", (build.folder / builds.LOG_FILE).read_text()
+    assert list(build.folder.rglob("kb_added*.so")) and finished == [("built", 1, 1)]
+    building.close()
+    assert not building._thread.is_alive()
+
+
+def test_two_adds_of_one_source_share_one_build(tmp_path, private_notices):
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.py").write_text("# load_inline\nNAME = 'the same source'\n")
+    [first] = builds.plan([tmp_path / "a.py"], tmp_path / "cache", arch="")
+    [second] = builds.plan([tmp_path / "b.py"], tmp_path / "cache", arch="")
+    assert first.folder == second.folder and first is not second
+    cached = builds.Build(tmp_path / "c.py", tmp_path / "cache" / "c", status="cached")
+    finished = []
+    building = pool.BuildPool([], arch="", jobs=2, timeout_s=60, open_ended=True,
+                              on_done=lambda build, done, total, _: finished.append(
+                                  (build.candidate.name, done, total))).start()
+    assert building.add(first) is first and building.add(second) is first
+    assert building.add(cached) is cached  # recorded, with nothing to build
+    building.wait_for(second.folder)
+    building.close()
+    assert first.status == "deferred" and second.status == "pending"
+    assert building.status(cached.folder) == "cached" and building.status(tmp_path) is None
+    assert finished == [("a.py", 1, 1)]
+
+
+def test_a_build_nobody_started_is_dropped_and_a_running_one_runs_on(tmp_path, private_notices):
+    running, queued = _sleeping_build(tmp_path, "a", 1.0), _sleeping_build(tmp_path, "b", 0)
+    finished = []
+    building = pool.BuildPool([], arch="", jobs=1, timeout_s=60, open_ended=True,
+                              on_done=lambda build, *_: finished.append(build.candidate.name))
+    building.start()
+    building.add(running)
+    building.add(queued)
+    _until(lambda: building.status(running.folder) == "running")
+    assert building.status(queued.folder) == "pending"  # one at a time
+    assert building.drop(queued.folder) and building.status(queued.folder) == "cancelled"
+    assert not building.drop(running.folder) and not building.drop(queued.folder)
+    building.close()
+    assert running.status == "deferred" and finished == ["a.py"]
+    assert not (queued.folder / builds.LOG_FILE).exists()  # no build process was started
+
+
+def test_stopping_an_open_ended_pool_leaves_no_build_process_behind(tmp_path, private_notices):
+    pids = tmp_path / "pids"
+    candidate = tmp_path / "a.py"
+    # A "build" that starts a "compiler" of its own, says both their pids, and waits.
+    candidate.write_text(
+        "# load_inline\nimport os, subprocess, sys, time\n"
+        "compiler = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"with open({str(pids)!r} + '.part', 'w') as out:\n"
+        "    out.write(f'{os.getpid()} {compiler.pid}')\n"
+        f"os.replace({str(pids)!r} + '.part', {str(pids)!r})\n"
+        "time.sleep(600)\n")
+    [build] = builds.plan([candidate], tmp_path / "cache", arch="")
+    queued = _sleeping_build(tmp_path, "b", 0)
+    building = pool.BuildPool([], arch="", jobs=1, timeout_s=600, open_ended=True).start()
+    building.add(build)
+    building.add(queued)
+    _until(pids.exists)
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert all(_alive(pid) for pid in started)
+    building.close(stop=True)
+    assert not building._thread.is_alive()
+    _until(lambda: not any(_alive(pid) for pid in started), timeout_s=5)
+    assert build.status == "failed" and queued.status == "pending"
+    assert not (queued.folder / builds.LOG_FILE).exists()  # the queue went with the stop
+    with pytest.raises(RuntimeError):
+        building.add(_sleeping_build(tmp_path, "c", 0))
+
+
+def test_an_open_ended_pool_ends_at_close_and_says_compilers_run_only_while_it_builds(
+        tmp_path, private_notices):
+    from pytest_kernelbench.gpu import devices
+
+    first, second = _sleeping_build(tmp_path, "a", 0.5), _sleeping_build(tmp_path, "b", 0.5)
+    building = pool.BuildPool([], arch="", jobs=1, timeout_s=60, open_ended=True).start()
+    time.sleep(0.3)
+    assert building._thread.is_alive() and not devices.compilers_may_run()  # idle, silent
+    building.add(first)
+    _until(lambda: building.status(first.folder) == "running")
+    assert devices.compilers_may_run()
+    building.wait_for(first.folder)
+    _until(lambda: not devices.compilers_may_run(), timeout_s=5)  # idle again
+    assert building._thread.is_alive()
+    building.add(second)
+    building.close()  # waits for the build added last
+    assert second.status == "deferred" and not building._thread.is_alive()
+    assert not devices.compilers_may_run()
+    with pytest.raises(RuntimeError):
+        building.add(_sleeping_build(tmp_path, "c", 0))
 
 
 def test_only_a_compiler_failure_is_recorded_as_the_source_s_failed_build(tmp_path):

@@ -613,6 +613,7 @@ def test_a_compile_item_waiting_for_another_workers_build_lets_the_device_go(tmp
 
 def test_builds_stop_while_a_timing_runs_and_finish_afterwards(tmp_path, private_locks):
     from pytest_kernelbench.building import builds
+    from pytest_kernelbench.building.pool import BuildPool
 
     ticks = tmp_path / "ticks"
     candidate = tmp_path / "a.py"
@@ -623,7 +624,7 @@ def test_builds_stop_while_a_timing_runs_and_finish_afterwards(tmp_path, private
                          "        out.write(repr(time.time()) + '\\n'); out.flush()\n"
                          "        time.sleep(0.01)\n")
     planned = builds.plan([candidate], tmp_path / "cache", arch="")
-    pool = builds.BuildPool(planned, arch="", jobs=1, timeout_s=60).start()
+    pool = BuildPool(planned, arch="", jobs=1, timeout_s=60).start()
     deadline = time.monotonic() + 60
     while not ticks.exists() and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -177,7 +177,7 @@ def test_a_header_that_fails_to_compile_is_not_tried_again_and_a_killed_one_is(t
 
 
 def test_the_progress_line_names_the_header_its_time_and_size_or_its_log(tmp_path):
-    from pytest_kernelbench.plugin.hooks import header_line
+    from pytest_kernelbench.engine.prebuild import header_line
 
     (tmp_path / pch.PRECOMPILED).parent.mkdir()
     (tmp_path / pch.PRECOMPILED).write_bytes(b"\0" * 2_000_000)

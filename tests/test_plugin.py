@@ -148,11 +148,11 @@ def test_graph_timing_falls_back_to_events_with_a_note_on_the_cpu(kb):
     assert "CUDA graphs need a CUDA device: timed with events" in record["flags"]
 
 
-def test_a_compiled_baseline_is_timed_but_correctness_stays_eager(kb):
+def test_a_compiled_baseline_is_timed_but_correctness_stays_eager(kb, correct_and_timed):
     kb.run("good", args=("--kb-p=0", "--kb-trials=1", "--kb-baseline=compile", "-k", "2_ReLU",
                          "--kb-timeout=600"))
     record = kb.records()[("good", 2, "s0")]
-    assert record["correct"] and record["speedup"] > 0
+    correct_and_timed(record)
     assert kb.report()["config"]["baseline"] == "compile"
 
 
@@ -345,7 +345,9 @@ def test_cpp_extensions_build_ahead_in_parallel_and_a_build_error_shows_the_comp
     good = next(b for b in kb.report()["builds"] if b["status"] == "built")
     phases = good["phases"]
     assert phases["cxx_s"] > 0 and phases["link_s"] > 0 and phases["nvcc_s"] == 0
-    assert phases["ninja_s"] + phases["process_s"] == pytest.approx(good["seconds"], abs=0.01)
+    # (a build stopped while a timing ran spent that pause inside ninja's wall time too)
+    assert phases["ninja_s"] + phases["process_s"] == pytest.approx(
+        good["seconds"] + phases.get("paused_s", 0.0), abs=0.01)
     assert good["span"][1] - good["span"][0] == pytest.approx(good["seconds"], abs=0.01)
     assert records[("cpp_ext", 2, "s0")]["extension"] == "built"
     assert broken["extension"] == "failed" and "error" in broken["extension_error"]
@@ -769,7 +771,7 @@ def test_feedback_files_tell_the_next_attempt_what_went_wrong_and_where(kb):
 
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_an_interrupted_run_ends_with_its_summary_and_report(kb, workers):
+def test_an_interrupted_run_ends_with_its_summary_and_report(kb, workers, correct_and_timed):
     import os
     import signal
     import subprocess
@@ -797,7 +799,8 @@ def test_an_interrupted_run_ends_with_its_summary_and_report(kb, workers):
     deadline = time.monotonic() + 120
     # The Scale case timed (the missing case's record, streamed at once, says stage 2 too).
     while time.monotonic() < deadline and not any(
-            '"stage": 2' in line and '"status": "passed"' in line
+            '"stage": 2' in line and ('"status": "passed"' in line
+                                      or '"status": "inconclusive"' in line)
             for line in (stream.read_text() if stream.exists() else "").splitlines()):
         time.sleep(0.5)
     time.sleep(3)  # the hanging case is in its trials by now
@@ -811,5 +814,6 @@ def test_an_interrupted_run_ends_with_its_summary_and_report(kb, workers):
     document = kb.report()
     assert not document["complete"] and document["cases_not_run"] == 1
     status = {r["problem_id"]: r["status"] for r in document["results"]}
-    assert status[1] == "passed" and status[3] == "missing"  # what was measured is kept
+    assert status[1] in ("passed", "inconclusive") and status[3] == "missing"
+    correct_and_timed(next(r for r in document["results"] if r["problem_id"] == 1))  # kept
     assert status[2] == "not_run"  # stopped inside its correctness trials: no status null

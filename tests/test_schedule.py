@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench.plugin.schedule import (
+from pytest_kernelbench.engine.schedule import (
     CostsError,
     builds_last,
     expected_cost,

@@ -12,7 +12,7 @@ function by size instead of the largest few.
 
 The layers, lowest first (an import may point at its own layer or a lower one):
 foundation (faults, nested, record, precision, settings, confine, child_startup) < suite < gpu <
-building < isolation < judge < reporting < plugin, api. plugin and api share the top rank but
+building < isolation < judge < reporting < engine < plugin, api. plugin and api share the top rank but
 are separate layers: neither may import the other, so `import pytest_kernelbench` never loads
 the plugin.
 
@@ -44,6 +44,7 @@ RANKS: tuple[dict[str, tuple[str, ...]], ...] = (
     {"isolation": ("isolation",)},
     {"judge": ("judge",)},
     {"reporting": ("reporting",)},
+    {"engine": ("engine",)},
     {"plugin": ("plugin",), "api": ("api", "__init__")},
 )
 PYTEST_LAYER = "plugin"

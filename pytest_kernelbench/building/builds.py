@@ -7,7 +7,7 @@ extension folder, named by a digest of its source and the toolchain (torch, CUDA
 target architectures): the same source reuses its build across runs, candidate sets and
 machines sharing the cache, and two candidates that pick the same
 extension name never overwrite each other. The missing builds run in parallel while the items
-run (BuildPool), each in its own `python -m pytest_kernelbench.building.process FILE` process with no GPU
+run (pool.py), each in its own `python -m pytest_kernelbench.building.process FILE` process with no GPU
 visible (a build needs none), so the GPU is never idle waiting on nvcc one candidate at a time;
 a case's compile item waits for its own build only. Concurrent pytest-xdist workers share the
 work: each build holds a lock on its folder; a worker starts the builds no one holds, an item
@@ -26,18 +26,14 @@ import os
 import platform
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_kernelbench import confine, faults
-from pytest_kernelbench.building import ninja, pch
-from pytest_kernelbench.gpu import devices
+from pytest_kernelbench import faults
+from pytest_kernelbench.building import ninja
 from pytest_kernelbench.suite.discovery import Case
 
 NEEDS_BUILD = re.compile(r"\bcpp_extension\b|\bload_inline\b")
@@ -113,7 +109,7 @@ class Build:
     candidate: Path
     folder: Path
     # built, cached, deferred (nothing to build without a GPU or before the first call),
-    # failed, elsewhere (another worker has it)
+    # failed, elsewhere (another worker has it), cancelled (dropped from its pool's queue)
     status: str = "pending"
     seconds: float = 0.0
     message: str = ""
@@ -210,167 +206,6 @@ def failure(folder: Path) -> str:
     return marker.read_text(errors="replace") if marker.exists() else ""
 
 
-class BuildPool:
-    """The run's builds, at most `jobs` at a time, in a background thread while items run.
-    While any process of the host times a candidate, the builds are stopped and none starts.
-
-    A case's items need only its own build: wait_for(folder) moves a build nobody started
-    to the front of the queue (started at once, even past `jobs`) and returns when it is
-    done, so the GPU work of one case starts while the others still compile. Builds run at
-    a lower priority (nice) than the processes that time candidates. With `protected`
-    (folders a build may not read), each build process is confined. With `headers` (a folder),
-    the precompiled torch headers that several builds share are made there first (pch.py),
-    beside the first builds, each build process may read them, and on_header hears of each.
-    """
-
-    def __init__(self, builds: list[Build], arch: str, jobs: int, timeout_s: float,
-                 on_done: Callable[[Build, int, int, float], None] = lambda *a: None,
-                 protected: tuple[Path, ...] | None = None, compilers: int | None = None,
-                 headers: Path | None = None, on_header: pch.OnEnd = lambda *a: None):
-        self.arch, self.jobs, self.timeout_s = arch, max(jobs, 1), timeout_s
-        self.compilers = compilers or compiler_jobs(self.jobs, 1)  # MAX_JOBS of each build
-        self.on_done, self.protected, self.headers = on_done, protected, headers
-        self.on_header = on_header
-        if headers is not None:
-            headers.mkdir(parents=True, exist_ok=True)  # a confined build's read rule needs it
-        self._by_folder = {build.folder: build for build in builds}
-        self._queue = [build for build in builds if build.status == "pending"]
-        self._urgent: set[Path] = set()
-        self._total, self._done = len(self._queue), 0
-        self._changed = threading.Condition()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-        self._announced = None  # devices.announce_compilers, while builds are left
-
-    def start(self) -> BuildPool:
-        self._announced = devices.announce_compilers()
-        self._thread = threading.Thread(target=self.run, name="kb-builds", daemon=True)
-        self._thread.start()
-        return self
-
-    def wait_for(self, folder: Path) -> None:
-        """Return once the build into folder is done here, or by the worker holding it."""
-        build = self._by_folder.get(folder)
-        if build is None:
-            return
-        with self._changed:
-            if build in self._queue:
-                self._queue.remove(build)
-                self._queue.insert(0, build)
-                self._urgent.add(folder)
-                self._changed.notify_all()
-            while build.status in ("pending", "running") and self._thread is not None \
-                    and self._thread.is_alive():
-                self._changed.wait(POLL_S)
-        if build.status == "elsewhere":
-            _wait_for(build)
-
-    def entry(self, folder: Path) -> dict | None:
-        """The report's entry for the build into folder, as this process knows it."""
-        build = self._by_folder.get(folder)
-        return None if build is None else build.entry()
-
-    def close(self, stop: bool = False) -> None:
-        """Wait for the builds left (or, with stop, kill them) and end the thread."""
-        if stop:
-            with self._changed:
-                self._stopping = True
-        if self._thread is not None:
-            self._thread.join()
-
-    def run(self) -> None:
-        started_at = time.perf_counter()
-        running: list[tuple[Build, subprocess.Popen, object, float]] = []
-        paused_at: float | None = None  # while a timing runs on this host, builds are stopped
-        headers = pch.Headers.for_sources(
-            self.headers, [b.candidate.read_text(errors="replace") for b in self._queue],
-            BUILD_NICENESS, self.on_header) if self.headers is not None and self._queue \
-            else pch.Headers(Path(), [])
-        while True:
-            with self._changed:
-                compiling = headers.poll(stop=self._stopping)
-                if self._stopping:
-                    self._queue.clear()
-                    _signal([p for _, p, _, _ in running], signal.SIGKILL)
-                # none starts while a timing runs: one that began before this pool's
-                # announcement did not pause for compilers
-                while paused_at is None and self._queue and (
-                        len(running) + compiling < self.jobs
-                        or self._queue[0].folder in self._urgent) \
-                        and not devices.timing_in_progress():
-                    build = self._queue.pop(0)
-                    started = _start(build, self.arch, self.protected, self.compilers,
-                                     self.headers)
-                    if started is None:
-                        if build.status == "pending":
-                            build.status = "elsewhere"
-                        self._finished(build, started_at)
-                    else:
-                        build.status = "running"
-                        build.phases["queued_s"] = time.perf_counter() - started_at
-                        running.append((build, *started, time.perf_counter()))
-                if not self._queue and not running and not compiling:
-                    if self._announced is not None:
-                        self._announced.close()
-                        self._announced = None
-                    self._changed.notify_all()
-                    return
-            time.sleep(devices.QUIET_POLL_S)
-            timing = not self._stopping and devices.timing_in_progress()
-            processes = [p for _, p, _, _ in running] + headers.processes()
-            if timing and paused_at is None and processes:
-                paused_at = time.perf_counter()
-                _signal(processes, signal.SIGSTOP)
-            elif paused_at is not None and (not timing or not processes):
-                _signal(processes, signal.SIGCONT)
-                paused = time.perf_counter() - paused_at  # not counted against the timeout
-                running = [(b, p, lock, began + paused) for b, p, lock, began in running]
-                for build, *_ in running:
-                    build.phases["paused_s"] = build.phases.get("paused_s", 0.0) + paused
-                paused_at = None
-            if paused_at is None:
-                running = self._reap(running, started_at)
-
-    def _reap(self, running: list, started_at: float) -> list:
-        """Finish the builds whose process ended or ran out of time; the running others."""
-        still = []
-        for build, process, lock, began in running:
-            overdue = time.perf_counter() - began > self.timeout_s
-            if process.poll() is None and not overdue:
-                still.append((build, process, lock, began))
-                continue
-            if overdue and process.poll() is None:
-                _signal([process], signal.SIGKILL)
-                process.wait()
-            build.seconds = time.perf_counter() - began  # began moved on by each pause
-            ended = time.time()
-            build.span = (ended - build.seconds - build.phases.get("paused_s", 0.0), ended)
-            finish(build, process.returncode, overdue, self.timeout_s)
-            lock.close()  # type: ignore[attr-defined]
-            with self._changed:
-                self._finished(build, started_at)
-        return still
-
-    def _finished(self, build: Build, started_at: float) -> None:
-        self._done += 1
-        self.on_done(build, self._done, self._total, time.perf_counter() - started_at)
-        self._changed.notify_all()
-
-
-def _signal(processes: list[subprocess.Popen], signum: int) -> None:
-    """Signal each build's (or header compile's) process group: its Python process and the
-    compilers it started."""
-    for process in processes:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signum)
-
-
-def _wait_for(build: Build) -> None:
-    """Block until the worker holding this build's lock is done with it."""
-    with holding(build.folder):
-        pass
-
-
 @contextlib.contextmanager
 def holding(folder: Path, while_waiting: Callable[[], contextlib.AbstractContextManager]
             = contextlib.nullcontext) -> Iterator[None]:
@@ -404,40 +239,6 @@ def clear_stale_batons(folder: Path) -> list[Path]:
     for baton in stale:
         baton.unlink(missing_ok=True)
     return stale
-
-
-def _start(build: Build, arch: str, protected: tuple[Path, ...] | None, compilers: int,
-           headers: Path | None = None):
-    build.folder.mkdir(parents=True, exist_ok=True)
-    lock = open(build.folder / LOCK_FILE, "a+")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock.close()
-        return None
-    if settled(build):  # by another worker, since the plan
-        lock.close()
-        return None
-    clear_stale_batons(build.folder)
-    env = {**os.environ, **build_env(build.folder, arch), "CUDA_VISIBLE_DEVICES": "",
-           "MAX_JOBS": str(compilers)}
-    if headers is not None:
-        env[pch.ROOT_ENV] = str(headers)
-    if protected is not None:
-        scratch = build.folder / "scratch"  # removed with what it holds once the build ends
-        scratch.mkdir(exist_ok=True)
-        env[confine.ENV_VAR] = confine.policy_for(
-            build.candidate, build.problem, scratch, build.folder, list(protected),
-            reads=(headers,) if headers is not None else ()).to_json()
-    command = [sys.executable, "-m", "pytest_kernelbench.building.process", str(build.candidate)]
-    if build.problem is not None:
-        command.append(str(build.problem))
-    with open(build.folder / LOG_FILE, "wb") as log:
-        process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
-    with contextlib.suppress(OSError):  # compilers yield to the processes timing candidates
-        os.setpriority(os.PRIO_PROCESS, process.pid, BUILD_NICENESS)
-    return process, lock
 
 
 def finish(build: Build, returncode: int, overdue: bool, timeout_s: float) -> None:

@@ -1,6 +1,6 @@
 """The build process: `python -m pytest_kernelbench.building.process CANDIDATE [PROBLEM]`.
 
-The build pool (builds.py) starts one per extension to build, with no GPU visible, confined
+The build pool (pool.py) starts one per extension to build, with no GPU visible, confined
 where the run confines, at a lower priority. It imports the candidate, which builds at import
 as most generated candidates do; where that built nothing, it constructs the model on the CPU
 with the problem's init inputs (a build in `__init__`); where that built nothing either, it

@@ -107,6 +107,14 @@ class Evaluator:
         self.membership.close()  # first: its thread may be giving memory back through the sandbox
         self.sandbox.close()
 
+    def forget(self, case: Case) -> None:
+        """Drop what is kept of a settled case (its stages' outcomes), so that a process that
+        judges attempt after attempt holds no more for the five hundredth than for the first."""
+        for stage in ("compile", "correct", "speed", "attribute", "ncu"):
+            self._done.pop((case, stage), None)
+        self._build_waits.pop(case, None)
+        self._timed.pop(case, None)
+
     def tolerances(self, case: Case) -> tuple[float, float]:
         return answers.tolerances(self.settings, self.overrides, case)
 

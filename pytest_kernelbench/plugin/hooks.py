@@ -11,11 +11,13 @@ from typing import Any
 import pytest
 
 from pytest_kernelbench import confine
-from pytest_kernelbench.building import builds, pch
+from pytest_kernelbench.building import builds
+from pytest_kernelbench.engine import prebuild, schedule
+from pytest_kernelbench.engine.judging import gpu_count, share_device
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.isolation import ncu
 from pytest_kernelbench.judge.evaluation import Evaluator
-from pytest_kernelbench.plugin import live, options, schedule
+from pytest_kernelbench.plugin import live, options
 from pytest_kernelbench.plugin.items import STAGES
 from pytest_kernelbench.record import CaseKey, Fingerprint, Record, from_json
 from pytest_kernelbench.reporting import progress, report, resume
@@ -58,9 +60,8 @@ def kb_evaluator(request: pytest.FixtureRequest):
     run = request.config.stash[RUN_KEY]
     evaluator = Evaluator(run.settings, run.device, run.manifest, run.problem_digests,
                           run.started_s, run.broken, xdist_worker(request.config))
-    # Stopping the work that shares a GPU takes a moment, not a drain: no timing gathers then.
-    evaluator.timing_batch = 1 if run.settings.drain == "stop" else devices.timing_batch(
-        xdist_worker_count(request.config), gpu_count(run.settings.device, run.device))
+    share_device(evaluator, xdist_worker_count(request.config),
+                 gpu_count(run.settings.device, run.device))
     if run.build_pool is not None:  # a case's compile item waits for its own build only
         evaluator.wait_for_build = run.build_pool.wait_for
         evaluator.build_entry = run.build_pool.entry
@@ -83,7 +84,7 @@ class KernelBenchRun:
         self.orphans: list[discovery.Unmatched] = []  # candidate files that match no problem
         self.misnamed: list = []  # (candidate, problem) whose file name says another problem
         self.builds: list = []  # extension builds run ahead of the items (builds.Build)
-        self.build_pool: Any = None  # builds.BuildPool, building while the items run
+        self.build_pool: Any = None  # pool.BuildPool, building while the items run
         self.build_lines: list[str] = []  # its progress, printed between items
         self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
         # The records an earlier run left that still stand for their case (--kb-resume);
@@ -365,7 +366,7 @@ class KernelBenchRun:
             self.say_resumed()
         cases = [item.callspec.params["kb_case"] for item in session.items  # type: ignore[attr-defined]
                  if hasattr(item, "callspec") and "kb_case" in item.callspec.params]
-        self.builds, self.build_pool = prebuild(self.config, self.settings, self.device,
+        self.builds, self.build_pool = start_builds(self.config, self.settings, self.device,
                                                 cases, self.build_lines)
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
@@ -444,61 +445,24 @@ class KernelBenchRun:
             terminalreporter.write_line(self.plot_line)
 
 
-def prebuild(config: pytest.Config, settings: Settings, device: str,
-             cases: list[discovery.Case], lines: list[str]) -> tuple[list, Any]:
+def start_builds(config: pytest.Config, settings: Settings, device: str,
+                 cases: list[discovery.Case], lines: list[str]) -> tuple[list, Any]:
     """Start building the selected candidates' extensions, in parallel and in the background
     while the items run: (the builds, the pool building them, or None where none is needed).
     Progress goes to lines, for the main thread to print."""
-    # Every worker runs a share of one pool sized to the cores.
-    jobs = builds.build_jobs(settings.build_jobs, xdist_worker_count(config))
+    processes = xdist_worker_count(config)  # each runs its share of one pool sized to the cores
+    jobs = builds.build_jobs(settings.build_jobs, processes)
     problems = builds.candidates_to_build(cases, device)
     if jobs == 0 or not problems:
         return [], None
     arch = builds.cuda_arch(device)
     planned = builds.plan(list(problems), settings.build_cache_root, arch, problems)
-    pending = sum(build.status == "pending" for build in planned)
-    failed_before = sum(build.status == "failed" for build in planned)
     quiet = xdist_worker(config) is not None or config.get_verbosity() < -1
-
-    def on_done(build, done: int, total: int, elapsed_s: float) -> None:
-        if not quiet:
-            detail = f": {build.message}" if build.message else ""
-            lines.append(f"kernelbench: build {done}/{total} {build.status} "
-                         f"{build.candidate.name} ({build.seconds:.1f} s, "
-                         f"{elapsed_s:.1f} s elapsed){detail}")
-
-    def on_header(folder: Path, seconds: float, made: bool) -> None:
-        if not quiet:
-            lines.append(header_line(folder, seconds, made))
-
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if not quiet and planned and reporter is not None:
-        reporter.write_line(
-            f"kernelbench: {len(planned)} extension(s): {pending} to build, "
-            f"{len(planned) - pending - failed_before} cached, {failed_before} failed before, "
-            f"{jobs} at a time while the items run")
-    cache_root = settings.build_cache_root
-    protected = (*settings.candidate_dirs, cache_root)
-    pool = builds.BuildPool(planned, arch, jobs, settings.build_timeout_s, on_done,
-                            protected if settings.confine != "off" else None,
-                            builds.compiler_jobs(jobs, xdist_worker_count(config)),
-                            on_header=on_header,
-                            headers=cache_root / builds.HEADERS_FOLDER
-                            if settings.build_headers else None).start()
-    return planned, pool
-
-
-def header_line(folder: Path, seconds: float, made: bool) -> str:
-    """The progress line for a precompiled torch header the builds' pool compiled."""
-    if not made:
-        return (f"kernelbench: torch/extension.h could not be precompiled ({folder / 'pch.log'}); "
-                "its builds parse it themselves")
-    try:  # told from the pool's thread, which nothing about a header may stop
-        size = f", {(folder / pch.PRECOMPILED).stat().st_size / 1e9:.2f} GB"
-    except OSError:
-        size = ""
-    return (f"kernelbench: torch/extension.h precompiled in {seconds:.1f} s for the builds "
-            f"that share its command ({folder}{size})")
+        reporter.write_line(prebuild.plan_line(planned, jobs))
+    return planned, prebuild.start_pool(settings, arch, planned, processes,
+                                        say=None if quiet else lines.append)
 
 
 def candidate_builds(case: discovery.Case) -> bool:
@@ -522,16 +486,6 @@ def xdist_worker(config: pytest.Config) -> str | None:
 def xdist_worker_count(config: pytest.Config) -> int:
     """How many xdist workers the run has (1 without xdist)."""
     return int(getattr(config, "workerinput", {}).get("workercount") or 1)
-
-
-def gpu_count(requested: str, device: str) -> int:
-    """How many GPUs the run's workers spread over (bind_device): every visible one for a
-    plain 'cuda' (or 'auto' that found CUDA), one for a named index or the CPU."""
-    if not device.startswith("cuda") or requested not in ("cuda", "auto"):
-        return 1
-    import torch
-
-    return max(1, torch.cuda.device_count())
 
 
 def lost_interrupt(exc: BaseException) -> KeyboardInterrupt | None:

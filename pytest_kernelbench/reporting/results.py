@@ -22,7 +22,7 @@ from pytest_kernelbench.settings import Settings
 # done or waited for it.
 _BUILD_PRECEDENCE = {"built": 0, "failed": 1, "deferred": 2, "cached": 3}
 
-# A build's entry in the report: candidate, status, seconds, message (builds.BuildPool.entry).
+# A build's entry in the report: candidate, status, seconds, message (pool.BuildPool.entry).
 BuildEntry = dict[str, Any]
 
 
@@ -179,7 +179,7 @@ def cut_off(record: Record) -> Record:
 
 
 def build_entries(planned: list[Any]) -> list[BuildEntry]:
-    """builds.Build objects as the report lists them (builds.BuildPool.entry's shape)."""
+    """builds.Build objects as the report lists them (pool.BuildPool.entry's shape)."""
     return [build.entry() for build in planned]
 
 

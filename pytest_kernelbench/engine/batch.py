@@ -1,0 +1,251 @@
+"""A batch of attempts judged at once: builds ahead in one pool on all cores, then the stages
+in a few judge processes that share the device as a pytest-xdist run's workers share it.
+
+Each attempt goes queued -> building (its extension, if it has one) -> judging -> settled, and
+its Future then holds its record. At most `in_flight` attempts are unsettled at once: `submit`
+blocks until one settles. A cancelled attempt that no judge took yet is dropped (its build
+too, where no other attempt shares it and none started it); closing settles every attempt left
+as `not_run`, kills the builds and judges, and leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, InvalidStateError
+from dataclasses import dataclass, field
+from multiprocessing.connection import wait
+from typing import Any
+
+from pytest_kernelbench.building import builds
+from pytest_kernelbench.engine import prebuild
+from pytest_kernelbench.engine.judges import JudgeProcess
+from pytest_kernelbench.record import Record
+from pytest_kernelbench.reporting import heartbeat
+from pytest_kernelbench.reporting.progress import not_run_record
+from pytest_kernelbench.settings import Settings
+from pytest_kernelbench.suite.discovery import Case
+from pytest_kernelbench.suite.manifest import Entry
+
+POLL_S = 0.05  # how often the dispatcher looks at builds while no judge speaks
+UNSETTLED_BUILDS = ("pending", "running")
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Where a session's attempts are: waiting for a build slot or a judge, building,
+    judging, and settled since the session began."""
+
+    queued: int
+    building: int
+    judging: int
+    settled: int
+
+
+@dataclass
+class Attempt:
+    number: int
+    case: Case
+    future: Future
+    overrides: dict[tuple[int, int], Entry]
+    build: builds.Build | None = None
+    judge: JudgeProcess | None = None
+    on_settled: list[Callable[[], None]] = field(default_factory=list)
+
+
+class Batch:
+    """The engine behind Session.submit (see the module docstring)."""
+
+    def __init__(self, settings: Settings, device: str, judges: int, gpus: int, in_flight: int,
+                 on_progress: Callable[[heartbeat.Event], None] | None = None):
+        self.settings, self.device, self.gpus = settings, device, gpus
+        self.judges_wanted, self.in_flight = max(1, judges), max(1, in_flight)
+        self.on_progress = on_progress
+        self._attempts: dict[int, Attempt] = {}  # unsettled, by number
+        self._ready: list[int] = []  # built (or needing no build), waiting for a judge
+        self._judges: list[JudgeProcess] = []
+        self._idle: list[JudgeProcess] = []
+        self._changed = threading.Condition()
+        self._settled = 0
+        self._closing = False
+        self._pool: Any = None  # the build pool, made at the first attempt that builds
+        self._arch: str | None = None
+        self._started_s = time.time()  # what is built from now on is the batch's own
+        self._thread = threading.Thread(target=self._dispatch, name="kb-batch", daemon=True)
+        self._thread.start()
+
+    def submit(self, number: int, case: Case, overrides: dict[tuple[int, int], Entry],
+               on_settled: Callable[[], None] = lambda: None) -> Future:
+        """Queue an attempt; blocks while `in_flight` attempts are unsettled."""
+        attempt = Attempt(number, case, Future(), dict(overrides), on_settled=[on_settled])
+        build = self._plan_build(case)
+        with self._changed:
+            while len(self._attempts) >= self.in_flight and not self._closing:
+                self._changed.wait()
+            if self._closing:
+                raise RuntimeError("the session is closed")
+            if build is not None:
+                attempt.build = self._building(build)
+            else:
+                self._ready.append(number)
+            self._attempts[number] = attempt
+            self._changed.notify_all()
+        return attempt.future
+
+    def counts(self) -> Counts:
+        with self._changed:
+            building = queued = judging = 0
+            for attempt in self._attempts.values():
+                if attempt.judge is not None:
+                    judging += 1
+                elif attempt.build is not None and attempt.build.status == "running":
+                    building += 1
+                else:
+                    queued += 1
+            return Counts(queued, building, judging, self._settled)
+
+    def close(self) -> None:
+        """Settle every attempt left as not_run; stop the builds and the judges."""
+        with self._changed:
+            self._closing = True
+            self._changed.notify_all()
+        self._thread.join()
+        if self._pool is not None:
+            self._pool.close(stop=True)
+        for judge in list(self._judges):  # a record already sent still counts
+            while judge.attempt is not None and judge.inbox.poll(0):
+                self._hear(judge)
+        with self._changed:
+            left = list(self._attempts.values())
+        for judge in self._judges:
+            judge.stop(now=judge.attempt is not None)
+        for attempt in left:
+            record = not_run_record(attempt.case)
+            record["error"] = "the session closed before this attempt was judged"
+            self._settle(attempt, record)
+
+    # --- the dispatcher's thread --------------------------------------------------------------
+
+    def _plan_build(self, case: Case) -> builds.Build | None:
+        """The attempt's build, where its candidate builds an extension on this device."""
+        wanted = builds.candidates_to_build([case], self.device)
+        if not wanted or builds.build_jobs(self.settings.build_jobs, 1) == 0:
+            return None  # built in its compile stage, as the pytest run does without a pool
+        if self._arch is None:
+            self._arch = builds.cuda_arch(self.device)
+        planned = builds.plan(list(wanted), self.settings.build_cache_root, self._arch, wanted)
+        return planned[0] if planned else None
+
+    def _building(self, build: builds.Build) -> builds.Build:
+        """The build an attempt waits for: queued in the pool, or one the pool already has for
+        the same source. The pool is made for the first: the torch header that builds like it
+        share is precompiled for it (pch.py), and the later builds of that command use it."""
+        if self._pool is not None:
+            return self._pool.add(build)
+        assert self._arch is not None
+        self._pool = prebuild.start_pool(self.settings, self._arch, [build], processes=1,
+                                          open_ended=True)
+        return build
+
+    def _dispatch(self) -> None:
+        while True:
+            with self._changed:
+                if self._closing:
+                    return
+                self._drop_cancelled()
+                self._promote_built()
+                self._hand_out()
+                inboxes = {judge.inbox: judge for judge in self._judges
+                           if judge.attempt is not None}
+            if not inboxes:
+                with self._changed:
+                    self._changed.wait(POLL_S)
+                continue
+            for inbox in wait(list(inboxes), POLL_S):
+                self._hear(inboxes[inbox])  # type: ignore[index]
+
+    def _drop_cancelled(self) -> None:
+        for number, attempt in list(self._attempts.items()):
+            if attempt.judge is None and attempt.future.cancelled():
+                del self._attempts[number]
+                if number in self._ready:
+                    self._ready.remove(number)
+                build = attempt.build
+                if build is not None and not any(a.build is build
+                                                 for a in self._attempts.values()):
+                    self._pool.drop(build.folder)
+                self._changed.notify_all()
+
+    def _promote_built(self) -> None:
+        for number, attempt in self._attempts.items():
+            build = attempt.build
+            if attempt.judge is None and number not in self._ready and build is not None \
+                    and build.status not in UNSETTLED_BUILDS:
+                self._ready.append(number)
+
+    def _hand_out(self) -> None:
+        while self._ready:
+            judge = self._idle.pop() if self._idle else self._new_judge()
+            if judge is None:
+                return
+            number = self._ready.pop(0)
+            attempt = self._attempts[number]
+            if not attempt.future.set_running_or_notify_cancel():  # cancelled meanwhile
+                self._idle.append(judge)
+                continue
+            attempt.judge = judge
+            build = attempt.build
+            entry = (build.folder, build.entry()) if build is not None else None
+            judge.send(number, attempt.case, attempt.overrides, entry)
+
+    def _new_judge(self) -> JudgeProcess | None:
+        if len(self._judges) >= self.judges_wanted:
+            return None
+        judge = JudgeProcess(len(self._judges), self.settings, self.device,
+                             self.judges_wanted, self.gpus, self._started_s)
+        self._judges.append(judge)
+        return judge
+
+    def _hear(self, judge: JudgeProcess) -> None:
+        try:
+            message = judge.inbox.recv()
+        except (EOFError, OSError):
+            self._judge_ended(judge)
+            return
+        kind, number = message[0], message[1]
+        if kind == "event":
+            if self.on_progress is not None:
+                with contextlib.suppress(Exception):  # a caller's callback stops nothing
+                    self.on_progress(message[2])
+            return
+        with self._changed:
+            attempt = self._attempts.get(number)
+            judge.attempt = None
+            self._idle.append(judge)
+        if attempt is not None:
+            self._settle(attempt, message[2])
+
+    def _judge_ended(self, judge: JudgeProcess) -> None:
+        """A judge that died mid-case (killed from outside, or the harness crashed in it): its
+        attempt is not_run, saying so, and a fresh judge takes its place when one is needed."""
+        code = judge.process.wait()
+        with self._changed:
+            attempt = self._attempts.get(judge.attempt) if judge.attempt is not None else None
+            self._judges.remove(judge)
+            judge.stop(now=True)
+        if attempt is not None:
+            record = not_run_record(attempt.case)
+            record["error"] = f"its judging process ended (exit code {code}) while judging it"
+            self._settle(attempt, record)
+
+    def _settle(self, attempt: Attempt, record: Record) -> None:
+        with self._changed:
+            self._attempts.pop(attempt.number, None)
+            self._settled += 1
+            self._changed.notify_all()
+        for then in attempt.on_settled:
+            then()
+        with contextlib.suppress(InvalidStateError):  # its caller cancelled it meanwhile
+            attempt.future.set_result(record)

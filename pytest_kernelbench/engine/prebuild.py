@@ -1,0 +1,61 @@
+"""The build pool of a run or a session: its size, what it may read, where its shared headers
+go, and the lines it says as it works. The pytest run plans its builds at collection and the
+API as attempts arrive (open_ended); both build in the same pool, sized by the same rules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from pytest_kernelbench.building import builds, pch
+from pytest_kernelbench.building.pool import BuildPool
+from pytest_kernelbench.settings import Settings
+
+OnLine = Callable[[str], None]
+
+
+def start_pool(settings: Settings, arch: str, planned: list[builds.Build], processes: int,
+               open_ended: bool = False, say: OnLine | None = None) -> BuildPool:
+    """A started pool for the planned builds: each of `processes` processes (xdist workers)
+    runs its share of one pool sized to the host's cores. say: where its progress lines go."""
+    jobs = builds.build_jobs(settings.build_jobs, processes)
+    cache_root = settings.build_cache_root
+    protected = (*settings.candidate_dirs, cache_root)
+
+    def on_done(build: builds.Build, done: int, total: int, elapsed_s: float) -> None:
+        if say is not None:
+            detail = f": {build.message}" if build.message else ""
+            say(f"kernelbench: build {done}/{total} {build.status} {build.candidate.name} "
+                f"({build.seconds:.1f} s, {elapsed_s:.1f} s elapsed){detail}")
+
+    def on_header(folder: Path, seconds: float, made: bool) -> None:
+        if say is not None:
+            say(header_line(folder, seconds, made))
+
+    return BuildPool(planned, arch, jobs, settings.build_timeout_s, on_done,
+                     protected if settings.confine != "off" else None,
+                     builds.compiler_jobs(jobs, processes), on_header=on_header,
+                     headers=cache_root / builds.HEADERS_FOLDER if settings.build_headers
+                     else None, open_ended=open_ended).start()
+
+
+def plan_line(planned: list[builds.Build], jobs: int) -> str:
+    """What a run is about to build: how many, how many cached or failed before."""
+    pending = sum(build.status == "pending" for build in planned)
+    failed_before = sum(build.status == "failed" for build in planned)
+    return (f"kernelbench: {len(planned)} extension(s): {pending} to build, "
+            f"{len(planned) - pending - failed_before} cached, {failed_before} failed before, "
+            f"{jobs} at a time while the items run")
+
+
+def header_line(folder: Path, seconds: float, made: bool) -> str:
+    """The progress line for a precompiled torch header the builds' pool compiled."""
+    if not made:
+        return (f"kernelbench: torch/extension.h could not be precompiled ({folder / 'pch.log'}); "
+                "its builds parse it themselves")
+    try:  # told from the pool's thread, which nothing about a header may stop
+        size = f", {(folder / pch.PRECOMPILED).stat().st_size / 1e9:.2f} GB"
+    except OSError:
+        size = ""
+    return (f"kernelbench: torch/extension.h precompiled in {seconds:.1f} s for the builds "
+            f"that share its command ({folder}{size})")
