@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="interrupt names eval buildhelp hostile audit launch contexts starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
-#         confine real realrun upstream order compile precision attribution profile handwritten"] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
+#         confine real realrun upstream order compile precision attribution profile handwritten
+#         api"] [KB_API_SET=DIR (api: a set to judge through pytest and evaluate_many)] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_ATTRIBUTION_SETS="attribution stream-order ..." (our sets the attribution section reads)]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
@@ -514,6 +515,18 @@ fi
 
 if [[ " $sections " == *" upstream "* ]]; then
     run_upstream "$out/upstream.json"
+fi
+
+# The batch API: declared verdicts through evaluate_many and a warm trivial attempt; then, with
+# KB_API_SET, that set through `pytest -n KB_WORKERS` and evaluate_many, one after the other.
+if [[ " $sections " == *" api "* ]]; then
+    echo "== batch API"
+    python3 benchmarks/api_gpu_check.py --judges 2 --out "$out/api-declared.json" || failed=1
+    if [[ -n "${KB_API_SET:-}" ]]; then
+        python3 benchmarks/api_vs_pytest.py --problems "${KB_API_PROBLEMS:-problems}" \
+            --candidates "$KB_API_SET" --out "$out/api-vs-pytest.json" -n "${KB_WORKERS:-8}" \
+            || failed=1
+    fi
 fi
 
 levels="${KB_AUDIT_LEVELS:-1,2,3}"

@@ -120,3 +120,15 @@ def test_the_api_loads_neither_pytest_nor_the_plugin():
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_every_subpackage_ships_in_the_wheel():
+    # pyproject.toml lists the packages a wheel holds: one left out imports from a checkout
+    # and fails wherever the plugin is installed from a wheel.
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 on
+    root = ROOT
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    found = {"pytest_kernelbench." + init.parent.name
+             for init in (root / "pytest_kernelbench").glob("*/__init__.py")}
+    assert found - listed == set()

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import functools
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +12,16 @@ from pytest_kernelbench import confine
 from pytest_kernelbench.building import builds
 from pytest_kernelbench.engine import prebuild, schedule
 from pytest_kernelbench.engine.judging import gpu_count, share_device
-from pytest_kernelbench.gpu import devices
-from pytest_kernelbench.isolation import ncu
+from pytest_kernelbench.engine.plan import PlanError, RunPlan
 from pytest_kernelbench.judge.evaluation import Evaluator
-from pytest_kernelbench.plugin import live, options
+from pytest_kernelbench.plugin import live, options, summary
 from pytest_kernelbench.plugin.items import STAGES
-from pytest_kernelbench.record import CaseKey, Fingerprint, Record, from_json
-from pytest_kernelbench.reporting import progress, report, resume
+from pytest_kernelbench.record import from_json
+from pytest_kernelbench.reporting import progress, resume
 from pytest_kernelbench.reporting.progress import case_key
 from pytest_kernelbench.reporting.results import RunResults, build_entries
 from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite import discovery, loading
-from pytest_kernelbench.suite.integrity import ProblemDigests
-from pytest_kernelbench.suite.loading import problem_defect
-from pytest_kernelbench.suite.manifest import Entry, load_manifest
 
 SUITE_FILE = Path(__file__).with_name("items.py")
 MARKERS = {
@@ -58,8 +52,9 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def kb_evaluator(request: pytest.FixtureRequest):
     run = request.config.stash[RUN_KEY]
-    evaluator = Evaluator(run.settings, run.device, run.manifest, run.problem_digests,
-                          run.started_s, run.broken, xdist_worker(request.config))
+    plan = run.plan
+    evaluator = Evaluator(plan.settings, plan.device, plan.manifest, plan.problem_digests,
+                          plan.started_s, plan.broken, xdist_worker(request.config))
     share_device(evaluator, xdist_worker_count(request.config),
                  gpu_count(run.settings.device, run.device))
     if run.build_pool is not None:  # a case's compile item waits for its own build only
@@ -70,133 +65,44 @@ def kb_evaluator(request: pytest.FixtureRequest):
 
 
 class KernelBenchRun:
-    """The state of one evaluation run, registered as a plugin while the run is active."""
+    """The state of one evaluation run, registered as a plugin while the run is active: its
+    plan (engine/plan.py, what it covers) and what pytest's hooks add to it as it runs."""
 
-    def __init__(self, config: pytest.Config, settings: Settings, device: str,
-                 problems: list[discovery.Problem], cases: list[discovery.Case],
-                 manifest: dict):
+    def __init__(self, config: pytest.Config, plan: RunPlan):
         self.config = config
-        self.settings = settings
-        self.device = device
-        self.problems = problems
-        self.cases = cases
-        self.manifest = manifest
-        self.orphans: list[discovery.Unmatched] = []  # candidate files that match no problem
-        self.misnamed: list = []  # (candidate, problem) whose file name says another problem
+        self.plan = plan
+        # read by the hooks below and by the evaluator fixture; the plan owns them
+        self.settings, self.device, self.cases = plan.settings, plan.device, plan.cases
+        self.problems, self.manifest = plan.problems, plan.manifest
         self.builds: list = []  # extension builds run ahead of the items (builds.Build)
         self.build_pool: Any = None  # pool.BuildPool, building while the items run
         self.build_lines: list[str] = []  # its progress, printed between items
-        self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
-        # The records an earlier run left that still stand for their case (--kb-resume);
-        # those cases do not run again.
-        self.resumed: dict[CaseKey, Record] = {}
-        self.resume_read = 0  # how many records the --kb-resume file held
-        self.results = RunResults(settings, device, {}, len(STAGES) - 1)
+        self.results = RunResults(plan.settings, plan.device, {}, len(STAGES) - 1)
         # The cases the run covers and their items still to report, once collected.
         self.progress: progress.Progress | None = None
         self.plot_line: str | None = None  # where --kb-plot wrote, said in the summary
-        # Hashed before any candidate runs; checked before every stage (see integrity.py).
-        self.problem_digests = ProblemDigests([problem.path for problem in problems])
-        # Problems that cannot be evaluated (no candidate stage runs against them, see
-        # evaluation.ProblemError), checked once here where a set has a candidate for them.
-        wanted = {case.problem for case in cases if case.candidate is not None}
-        self.broken = {problem.path: defect for problem in sorted(wanted)
-                       if (defect := problem_defect(problem.path)) is not None}
-        self.started_s = time.time()  # before the builds: what they build counts as this run's
 
     @classmethod
     def start(cls, config: pytest.Config, settings: Settings) -> KernelBenchRun:
         loading.use_huge_pages()  # before collection loads problems and their inputs
         try:
-            all_problems = discovery.find_problems(settings.problems_dir, settings.levels)
-            sets = {path.name: discovery.find_candidates(path) for path in settings.candidate_dirs}
-        except discovery.DiscoveryError as exc:
+            plan = RunPlan.make(settings, xdist_worker(config),
+                                costs_named=bool(config.getoption("kb_costs")))
+        except PlanError as exc:
             raise pytest.UsageError(str(exc)) from None
-        manifest = load_manifest(settings.problems_dir)
-        problems = all_problems
-        if settings.tags:
-            if not manifest:
-                raise pytest.UsageError(f"--kb-tags: {settings.problems_dir} has no manifest.yaml "
-                                        "to read tags from")
-            wanted = set(settings.tags)
-            problems = [p for p in problems
-                        if wanted & set(manifest.get((p.level, p.problem_id), _NO_ENTRY).tags)]
-        if not problems:
-            raise pytest.UsageError(f"no problems selected in {settings.problems_dir} "
-                                    f"(levels {','.join(map(str, settings.levels))}"
-                                    + (f", tags {','.join(settings.tags)})" if settings.tags else ")"))
-        if settings.confine == "require" and not confine.landlock_abi():
-            raise pytest.UsageError("--kb-confine=require: this kernel offers no Landlock to "
-                                    "confine candidates with")
-        try:
-            device = devices.resolve_device(settings.device, xdist_worker(config))
-        except devices.DeviceUnavailable as exc:
-            raise pytest.UsageError(f"--kb-device={exc}") from None
-        if settings.profile and not device.startswith("cuda"):
-            raise pytest.UsageError(f"--kb-profile: Nsight Compute profiles CUDA kernels; the "
-                                    f"device is {device}")
-        if settings.profile and ncu.find_ncu() is None:
-            raise pytest.UsageError("--kb-profile: ncu (Nsight Compute) is not on PATH nor in "
-                                    "CUDA_HOME/bin")
-        run = cls(config, settings, device, problems, discovery.pair(problems, sets), manifest)
-        known = discovery.problem_keys(settings.problems_dir)
-        run.orphans = [orphan for path in settings.candidate_dirs
-                       for orphan in discovery.unmatched(path, sets[path.name], known)]
-        run.misnamed = [pair for found in sets.values()
-                        for pair in discovery.misnamed(problems, found)]
-        if settings.costs_path is not None:
-            try:
-                run.costs = schedule.read_costs(settings.costs_path)
-            except schedule.CostsError as exc:
-                if config.getoption("kb_costs"):  # asked for by name: say so; else ignore it
-                    raise pytest.UsageError(f"--kb-costs: {exc}") from None
+        run = cls(config, plan)
         if settings.resume_path is not None:
-            try:
-                earlier = resume.read_records(settings.resume_path)
-            except resume.ResumeError as exc:
-                raise pytest.UsageError(f"--kb-resume: {exc}") from None
-            run.resumed = resume.reusable(earlier, run.fingerprints)
-            run.resume_read = len(earlier)
-            run.results.resume(run.resumed)
-        run.results.fingerprints = run.fingerprints
+            run.results.resume(plan.resumed)
+        run.results.fingerprints = plan.fingerprints
         return run
-
-    @functools.cached_property
-    def fingerprints(self) -> dict[CaseKey, Fingerprint | None]:
-        """What each case's record is made from (see resume.py), by case key."""
-        settings_key = resume.settings_digest(self.settings, self.device)
-
-        def tolerances(problem: discovery.Problem) -> tuple:
-            entry = self.manifest.get((problem.level, problem.problem_id), _NO_ENTRY)
-            return (entry.atol, entry.rtol)
-
-        return {case_key(case): resume.fingerprint(
-            case, settings_key, self.problem_digests.digests[case.problem.path],
-            tolerances(case.problem)) for case in self.cases}
-
-    def _wanted(self, case: discovery.Case) -> bool:
-        """Whether this process runs the case: not resumed, and in its shard (--kb-shard)."""
-        if case_key(case) in self.resumed:
-            return False
-        if self.settings.shard is None:
-            return True
-        return self.shards[case] == self.settings.shard[0]
-
-    @functools.cached_property
-    def shards(self) -> dict[discovery.Case, int]:
-        # Every shard must split alike: by costs named on the command line only, never by the
-        # default (this machine's last report, which differs from shard to shard).
-        count = self.settings.shard[1] if self.settings.shard else 1
-        named = self.costs if self.config.getoption("kb_costs") else {}
-        return schedule.shard_of(self.cases, named, count)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         # Records are streamed as they settle, by the process that writes the report.
         if xdist_worker(self.config) is None:
-            self.results.open_stream(self.resumed)
+            self.results.open_stream(self.plan.resumed)
         # What runs, said while it runs (live.py): weighed by what each case is expected to cost.
         live.register(self.config, self.settings.heartbeat_s, {
-            f"{case.problem.key}[{case.id}]": schedule.expected_cost(case, self.costs)
+            f"{case.problem.key}[{case.id}]": schedule.expected_cost(case, self.plan.costs)
             for case in self.cases if case.candidate is not None})
 
     def pytest_runtest_logfinish(self) -> None:
@@ -231,7 +137,7 @@ class KernelBenchRun:
     def select(self, nodeids: list[str] | None) -> None:
         """The cases this run covers, from the items pytest selected (None: all of them); the
         records of those without a candidate settle now."""
-        self.progress = progress.Progress((case for case in self.cases if self._wanted(case)),
+        self.progress = progress.Progress((case for case in self.cases if self.plan.wanted(case)),
                                           nodeids)
         for case in self.progress.missing:
             self.results.add(progress.missing_record(case), self.results.final_stage)
@@ -243,7 +149,7 @@ class KernelBenchRun:
                 or self.config.get_verbosity() < -1:
             return
         running = sum(case.candidate is not None for case in self.progress.cases)
-        reporter.write_line(resume.reuse_line(len(self.resumed), self.resume_read,
+        reporter.write_line(resume.reuse_line(len(self.plan.resumed), self.plan.resume_read,
                                               self.settings.resume_path, running))
 
     def settle_progress(self) -> None:
@@ -330,13 +236,13 @@ class KernelBenchRun:
         if xdist_worker(self.config) is not None:
             # xdist hands cases out in this order: the longest first, so no GPU is left with
             # a long case at the end while the others idle.
-            cases = schedule.longest_first(cases, self.costs)
-        cases = schedule.builds_last(cases, candidate_builds, self.costs)
+            cases = schedule.longest_first(cases, self.plan.costs)
+        cases = schedule.builds_last(cases, candidate_builds, self.plan.costs)
         case_order = {case: index for index, case in enumerate(cases)}
         # Stages of one case run back to back, so the worker keeps the candidate loaded.
         ours.sort(key=lambda item: (case_order[item.callspec.params["kb_case"]],  # type: ignore[attr-defined]
                                     STAGES.index(item.originalname)))  # type: ignore[attr-defined]
-        wanted = [self._wanted(item.callspec.params["kb_case"]) for item in ours]  # type: ignore[attr-defined]
+        wanted = [self.plan.wanted(item.callspec.params["kb_case"]) for item in ours]  # type: ignore[attr-defined]
         dropped = [item for item, keep in zip(ours, wanted) if not keep]
         if dropped:  # resumed, or another shard's
             self.config.hook.pytest_deselected(items=dropped)
@@ -373,7 +279,7 @@ class KernelBenchRun:
         # Manifest tags become keywords, so `-k conv` also finds fusion chains that convolve.
         problem = item.parent.stash.get(PROBLEM_KEY, None) if item.parent else None
         if problem is not None:
-            entry = self.manifest.get((problem.level, problem.problem_id), _NO_ENTRY)
+            entry = self.plan.entry(problem)
             item.extra_keyword_matches.update(entry.tags)
 
     @pytest.hookimpl(wrapper=True)
@@ -403,46 +309,8 @@ class KernelBenchRun:
         if xdist_worker(config) is not None or not self.results.all_records() \
                 or config.get_verbosity() < -1:
             return
-        records = self.results.all_records()
-        rows, upstream_rows = self.results.summaries()
-        terminalreporter.write_sep("=", f"kernelbench: fast_p on {self.device}")
-        write = terminalreporter.write_line
-        partial = report.partial_line(self.results.completion(), self.settings.report_path)
-        if partial:  # a run that stopped part-way says so first, in one line
-            write(partial, red=True, bold=True)
-        # Errors and warnings stay one line each (they name a file); notes are wrapped.
-        for line in report.problem_lines(records):
-            write(line, red=True)
-        for line in report.orphan_lines(self.orphans, config.get_verbosity() > 0) \
-                + report.misnamed_lines(self.misnamed):
-            write(line, yellow=True)
-        for line in report.missing_lines(records):
-            write(line)
-        if not rows:  # each selected problem is a problem_error: tables would be headers only
-            write(f"kernelbench: {report.unjudged_line(records)}", red=True)
-            self.write_outputs(terminalreporter)
-            return
-        for line in report.render_table(rows, self.settings.summary_ps).splitlines():
-            write(line)
-        write(report.GEOMEAN_NOTE)
-        for line in report.wrapped(report.at_k_lines(rows, self.settings.p)):
-            write(line)
-        for line in report.fallback_lines(records):
-            write(line, yellow=True)
-        for line in report.wrapped(report.noise_lines(records) + report.inconclusive_lines(records)):
-            write(line, yellow=True)
-        terminalreporter.write_sep("-", f"under upstream KernelBench {self.settings.upstream_rules}"
-                                   "'s rules: allclose only, inputs may change, no cheat checks, means")
-        for line in report.render_table(upstream_rows, self.settings.summary_ps).splitlines():
-            write(line)
-        self.write_outputs(terminalreporter)
-
-    def write_outputs(self, terminalreporter) -> None:
-        """Where the report and the plots went."""
-        if self.settings.report_path is not None:
-            terminalreporter.write_line(f"kernelbench report: {self.settings.report_path}")
-        if self.plot_line:
-            terminalreporter.write_line(self.plot_line)
+        summary.write(terminalreporter, self.results, self.plan, self.plot_line,
+                      config.get_verbosity() > 0)
 
 
 def start_builds(config: pytest.Config, settings: Settings, device: str,
@@ -506,4 +374,3 @@ def lost_interrupt(exc: BaseException) -> KeyboardInterrupt | None:
 
 RUN_KEY = pytest.StashKey[KernelBenchRun]()
 PROBLEM_KEY = pytest.StashKey[discovery.Problem]()
-_NO_ENTRY = Entry()
