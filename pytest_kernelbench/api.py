@@ -33,6 +33,7 @@ INFO records on the `pytest_kernelbench` logger, and to `on_progress(event)` whe
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import queue
@@ -123,30 +124,38 @@ class Session:
         """(index of the pair, its record) for each (problem, candidate) pair, in the order the
         records settle. Every file is checked before any attempt starts; leaving the loop early
         cancels the attempts no judge took yet."""
-        prepared = [self._prepare(problem, candidate) for problem, candidate in pairs]
-        settled: queue.Queue[tuple[int, Future]] = queue.Queue()
-        futures: list[Future] = []
+        prepared = collections.deque(self._prepare(problem, candidate)
+                                     for problem, candidate in pairs)
+        count = len(prepared)
+        settled: queue.Queue[tuple[int, Future | None]] = queue.Queue()
+        # the futures not yet yielded, for the cancel at an early exit: a yielded one (and its
+        # record) is the caller's alone, so a batch of any size holds no more than in_flight
+        unsettled: dict[int, Future] = {}
 
         def submit_all() -> None:  # submit blocks at in_flight: the records flow meanwhile
-            for index, (case, overrides) in enumerate(prepared):
+            for index in range(count):
+                case, overrides = prepared.popleft()  # kept no longer than it waits
                 snapshot = case.candidate.path if case.candidate else None
                 try:
                     future = self._engine().submit(_number(case), case, overrides,
                                                    functools.partial(_remove, snapshot))
-                except RuntimeError:  # the session closed under the loop
+                except RuntimeError:  # the session closed under the loop: none comes
+                    for left in range(index, count):
+                        settled.put((left, None))
                     return
-                futures.append(future)
+                unsettled[index] = future
                 future.add_done_callback(functools.partial(_arrived, settled, index))
 
         submitter = threading.Thread(target=submit_all, name="kb-submit", daemon=True)
         submitter.start()
         try:
-            for _ in prepared:
+            for _ in range(count):
                 index, future = settled.get()
-                if not future.cancelled():
+                unsettled.pop(index, None)
+                if future is not None and not future.cancelled():
                     yield index, future.result()
         finally:
-            for future in futures:
+            for future in list(unsettled.values()):
                 future.cancel()
 
     def counts(self) -> Counts:
@@ -235,6 +244,7 @@ def _source_of(candidate: str | Path, what: str) -> str:
 
 
 def _arrived(settled: queue.Queue, index: int, future: Future) -> None:
+    """A future's done-callback: its pair's index and itself, in the order they settle."""
     settled.put((index, future))
 
 
