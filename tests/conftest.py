@@ -102,19 +102,6 @@ def busy_host_skip(record: dict) -> bool:
         f.startswith("inconclusive") and "(a busy host)" in f for f in record.get("flags") or [])
 
 
-@pytest.fixture
-def outcomes_on_a_busy_host():
-    """A check of an inner run's outcomes (as RunResult.assert_outcomes) for a test whose
-    subject is not speed: a speed item a busy host left inconclusive counts as passed."""
-    def check(result: pytest.RunResult, records: list[dict], **expected: int) -> None:
-        kinds = ("passed", "failed", "skipped", "deselected", "errors")
-        got = {kind: result.parseoutcomes().get(kind, 0) for kind in kinds}
-        busy = sum(busy_host_skip(record) for record in records)
-        got["passed"], got["skipped"] = got["passed"] + busy, got["skipped"] - busy
-        assert got == {kind: expected.get(kind, 0) for kind in kinds}, (got, expected)
-    return check
-
-
 @pytest.fixture(scope="session")
 def torch_headers(tmp_path_factory: pytest.TempPathFactory) -> TorchHeaders:
     return TorchHeaders(tmp_path_factory.mktemp("torch-headers"))
