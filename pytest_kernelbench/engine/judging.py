@@ -3,9 +3,7 @@ processes of a run: the same for a pytest-xdist worker and for a judge process o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.judge.evaluation import Evaluator
@@ -47,7 +45,3 @@ def judge_case(evaluator: Evaluator, case: Case, heartbeat_s: float,
     assert outcome is not None
     return outcome.record
 
-
-def known_builds(entries: Mapping[Path, dict[str, Any]]) -> Callable[[Path], dict | None]:
-    """An Evaluator's build_entry for builds another process ran: their report entries."""
-    return lambda folder: entries.get(folder)
