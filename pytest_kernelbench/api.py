@@ -114,10 +114,7 @@ class Session:
     def submit(self, problem: str | Path, candidate: str | Path) -> Future:
         """A Future of the record of one candidate against one problem, judged by the batch
         engine. Blocks while `in_flight` attempts are unsettled. A bad file raises here."""
-        case, overrides = self._prepare(problem, candidate)
-        snapshot = case.candidate.path if case.candidate else None
-        return self._engine().submit(_number(case), case, overrides,
-                                     functools.partial(_remove, snapshot))
+        return self._submit(*self._prepare(problem, candidate))
 
     def evaluate_many(self, pairs: Iterable[tuple[str | Path, str | Path]]
                       ) -> Iterator[tuple[int, Record]]:
@@ -134,11 +131,8 @@ class Session:
 
         def submit_all() -> None:  # submit blocks at in_flight: the records flow meanwhile
             for index in range(count):
-                case, overrides = prepared.popleft()  # kept no longer than it waits
-                snapshot = case.candidate.path if case.candidate else None
-                try:
-                    future = self._engine().submit(_number(case), case, overrides,
-                                                   functools.partial(_remove, snapshot))
+                try:  # each prepared case kept no longer than it waits
+                    future = self._submit(*prepared.popleft())
                 except RuntimeError:  # the session closed under the loop: none comes
                     for left in range(index, count):
                         settled.put((left, None))
@@ -174,6 +168,12 @@ class Session:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def _submit(self, case: Case, overrides: dict[tuple[int, int], Entry]) -> Future:
+        """Hand a prepared case to the batch engine; its snapshot goes once it settled."""
+        snapshot = case.candidate.path if case.candidate else None
+        return self._engine().submit(_number(case), case, overrides,
+                                     functools.partial(_remove, snapshot))
 
     def _engine(self) -> Batch:
         if self._batch is None:

@@ -138,7 +138,8 @@ def test_a_members_thread_leaves_a_claim_alone_while_a_stage_runs(device, tmp_pa
         me.close()
 
 
-LEAVER = textwrap.dedent('''
+# A member that waits for another's claim, then does what follows.
+UNTIL_A_CLAIM = textwrap.dedent('''
     import sys, time
     from pathlib import Path
     from pytest_kernelbench.gpu import memory
@@ -147,8 +148,8 @@ LEAVER = textwrap.dedent('''
     log.write_text("ready\\n")
     while not memory.claims(device):
         time.sleep(0.001)
-    memory.serve_claims(device, lambda: None, wait=False)  # acknowledges, then ends at once
 ''')
+LEAVER = UNTIL_A_CLAIM + "memory.serve_claims(device, lambda: None, wait=False)  # then ends\n"
 
 
 def test_a_member_that_acknowledged_and_ended_counts_as_having_given_back(device, tmp_path):
@@ -178,15 +179,7 @@ def test_a_dead_members_file_does_not_hold_a_claim_up(device, tmp_path):
     assert memory.members(device) == set()
 
 
-CLAIMER = textwrap.dedent('''
-    import sys, time
-    from pathlib import Path
-    from pytest_kernelbench.gpu import memory
-    device, log = sys.argv[1], Path(sys.argv[2])
-    member = memory.Membership(device)
-    log.write_text("ready\\n")
-    while not memory.claims(device):
-        time.sleep(0.01)
+CLAIMER = UNTIL_A_CLAIM + textwrap.dedent('''
     with memory.claim_memory(device, lambda: None, wait_s=20) as room:
         got = room()
     with log.open("a") as out:

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any
 
@@ -52,7 +52,7 @@ class Attempt:
     overrides: dict[tuple[int, int], Entry]
     build: builds.Build | None = None
     judge: JudgeProcess | None = None
-    on_settled: list[Callable[[], None]] = field(default_factory=list)
+    on_settled: Callable[[], None] = lambda: None
 
 
 class Batch:
@@ -79,7 +79,7 @@ class Batch:
     def submit(self, number: int, case: Case, overrides: dict[tuple[int, int], Entry],
                on_settled: Callable[[], None] = lambda: None) -> Future:
         """Queue an attempt; blocks while `in_flight` attempts are unsettled."""
-        attempt = Attempt(number, case, Future(), dict(overrides), on_settled=[on_settled])
+        attempt = Attempt(number, case, Future(), dict(overrides), on_settled=on_settled)
         build = self._plan_build(case)
         with self._changed:
             while len(self._attempts) >= self.in_flight and not self._closing:
@@ -245,7 +245,6 @@ class Batch:
             self._attempts.pop(attempt.number, None)
             self._settled += 1
             self._changed.notify_all()
-        for then in attempt.on_settled:
-            then()
+        attempt.on_settled()
         with contextlib.suppress(InvalidStateError):  # its caller cancelled it meanwhile
             attempt.future.set_result(record)

@@ -70,8 +70,12 @@ class _OwnedFile:
 
     def __init__(self, folder: Path, name: str):
         self.path = folder / name
-        self._handle = open(self.path, "a+")
+        # Locked before it shows under its name: a reader that found it unlocked in between
+        # would take it for a dead owner's and remove it.
+        staging = folder / f".{name}.staging"
+        self._handle = open(staging, "a+")
         fcntl.flock(self._handle, fcntl.LOCK_EX)
+        os.replace(staging, self.path)
 
     def close(self) -> None:
         self.path.unlink(missing_ok=True)
@@ -130,7 +134,8 @@ class Membership:
 def members(device: str) -> set[str]:
     """The processes (their pids) with a live membership of a device."""
     folder = _folder(device, "members")
-    return {_owner(p.name) for p in folder.iterdir() if _alive(p)}
+    return {_owner(p.name) for p in folder.iterdir()
+            if not p.name.startswith(".") and _alive(p)}
 
 
 def claims(device: str) -> list[str]:
@@ -161,10 +166,12 @@ def claim_memory(device: str, give_back: Callable[[], None],
     every other member did the same (or wait_s passed), and yield a function that, called once
     the device is held alone, says what the claim got. The claim stands until the block ends."""
     me = str(os.getpid())
-    claim = _OwnedFile(_folder(device, "claims"), f"{me}-{next(_SERIAL)}")
-    name = claim.path.name
-    for stale in _folder(device, "claims").glob(f"{name}.ack.*"):  # a killed namesake's
+    name = f"{me}-{next(_SERIAL)}"
+    # A killed namesake's acknowledgements go before the claim shows: after, they could be a
+    # member's answer to this one.
+    for stale in _folder(device, "claims").glob(f"{name}.ack.*"):
         stale.unlink(missing_ok=True)
+    claim = _OwnedFile(_folder(device, "claims"), name)
     try:
         give_back()
         deadline = time.monotonic() + wait_s
