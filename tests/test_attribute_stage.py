@@ -79,11 +79,27 @@ def test_a_speedup_above_p_passes_only_where_its_timing_can_tell(speedup, interv
     assert judged["verdicts"]["speed"] == status
 
 
-def test_a_record_the_harness_clock_left_without_a_speedup_is_inconclusive():
-    made = timed_record(2.0)
-    made["speedup"] = None
+def test_a_record_the_harness_clock_left_without_a_speedup_is_inconclusive_above_p_0():
+    made = {**timed_record(2.0), "speedup": None, "speedup_interval": None}
     outcome = attribute_stage.speed_verdict(context(), made, 2.0, [])
-    assert outcome.status == faults.INCONCLUSIVE and outcome.skipped
+    assert outcome.status == made["status"] == faults.INCONCLUSIVE and outcome.skipped
+    assert any(flag.startswith(attribute_stage.INCONCLUSIVE) and "(a busy host)" in flag
+               for flag in made["flags"])
+    judged = settled(outcome, "speed", [0.0, 1.0]).record
+    assert judged["fast"] == {"0": True, "1": False}
+
+
+def test_at_p_0_a_time_the_harness_clock_could_not_settle_still_passes():
+    # Any time at all is a speedup above 0, so a busy host cannot cost a correct candidate
+    # its fast_0, which KernelBench defines as its correctness.
+    made = {**timed_record(2.0), "speedup": None, "speedup_interval": None}
+    outcome = attribute_stage.speed_verdict(context(p=0.0), made, 2.0, [])
+    assert outcome.passed and made["status"] == faults.PASSED
+    assert not any(flag.startswith(attribute_stage.INCONCLUSIVE) for flag in made["flags"])
+    judged = settled(outcome, "speed", [0.0, 1.0]).record
+    assert judged["fast"] == {"0": True, "1": False}
+    untimed = {**made, "candidate_time": None, "baseline_time": None}  # speed item not run
+    assert not fast.fast_by_rule(untimed, 0.0)
 
 
 def test_under_require_kernel_a_candidate_of_torch_calls_alone_is_torch_only_and_never_fast():

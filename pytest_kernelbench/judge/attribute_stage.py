@@ -113,20 +113,24 @@ def speed_verdict(ctx: StageContext, record: Record, ratio: float,
     every table apply; the record's status is the item's verdict, inconclusive where the item
     is skipped as such."""
     p = ctx.settings.p
+    if ctx.settings.require_kernel and record.get("torch_only"):
+        record["status"] = faults.TORCH_ONLY
+        return Outcome(faults.TORCH_ONLY, "no kernel of the candidate's own ran "
+                       "(--kb-require-kernel): it only called PyTorch", record=record)
+    record["status"] = faults.PASSED
     if record.get("speedup") is None:  # the harness's clock could not settle the time
+        if fast.fast_by_rule(record, p):  # p=0: any time at all is a speedup above it
+            return Outcome(faults.PASSED, record=record, candidate_samples_s=candidate_samples)
         record["status"] = faults.INCONCLUSIVE
+        add_flag(record, f"{INCONCLUSIVE}: the harness's clock could neither confirm nor refute "
+                 "the reported time (a busy host)")
         return Outcome(faults.INCONCLUSIVE, "the harness's clock could neither confirm nor "
                        "refute the reported time (a busy host): no speedup", skipped=True,
                        record=record)
     interval = record.get("speedup_interval")
     record["speedup_margin"] = timing.margin(interval)
-    if ctx.settings.require_kernel and record.get("torch_only"):
-        record["status"] = faults.TORCH_ONLY
-        return Outcome(faults.TORCH_ONLY, "no kernel of the candidate's own ran "
-                       "(--kb-require-kernel): it only called PyTorch", record=record)
     times = (f"baseline {(record['baseline_time'] or 0) * 1e6:.1f} us, candidate "
              f"{(record['candidate_time'] or 0) * 1e6:.1f} us")
-    record["status"] = faults.PASSED
     if fast.fast_by_rule(record, p):
         return Outcome(faults.PASSED, record=record, candidate_samples_s=candidate_samples)
     record["status"] = faults.INCONCLUSIVE

@@ -307,10 +307,9 @@ def bound_by_harness_clock(bursts: Bursts, ratio: float, candidate_wall_s: float
     record["candidate_wall_time"] = min(walls["candidate"])
     pairs = len(walls["candidate"])
     if verdict == "undecided":
-        notes.append(f"{faults.INCONCLUSIVE}: reported speedup {ratio:.3f}; the harness's "
-                     f"bursts over {pairs} pairs (a busy host) never "
-                     "repeated their fastest, so they neither confirm nor refute it: no "
-                     "speedup")
+        notes.append(f"reported speedup {ratio:.3f}; the harness's bursts over {pairs} pairs "
+                     "(a busy host) never repeated their fastest, so they neither confirm nor "
+                     "refute it: no speedup")
         record.update({"speedup": None, "speedup_interval": None})
         return ratio
     notes.append(f"reported speedup {ratio:.3f}, but the harness's clock saw "

@@ -32,14 +32,18 @@ def p_key(p: float) -> str:
 def fast_by_rule(record: Record, p: float) -> bool:
     """This harness's rule, from a record's stored fields: correct, timed to a verdict that is
     no failure, and a timing that shows the speedup above p (timing.above: its interval above
-    p, or without one the speedup above p by more than its `speedup_margin`). Records made
-    before `speedup_margin` count by the speedup alone, as they did.
+    p, or without one the speedup above p by more than its `speedup_margin`); at p=0, timed at
+    all, since no timing can show a speedup at or below 0. Records made before
+    `speedup_margin` count by the speedup alone, as they did.
 
     The speed item applies it at the run's p (attribute_stage.speed_verdict); readers apply it
     only where the record holds no answer for p (see the module docstring)."""
     speedup = record.get("speedup")
-    if not record.get("correct") or record.get("status") not in TIMED_STATUSES \
-            or speedup is None:
+    if not record.get("correct") or record.get("status") not in TIMED_STATUSES:
+        return False
+    if p <= 0 and record.get("candidate_time") is not None:
+        return True  # any time at all, even one the harness's clock could not settle, is above 0
+    if speedup is None:
         return False
     margin = record.get("speedup_margin")
     if margin is None:
