@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pytest_kernelbench import faults
 from pytest_kernelbench.gpu import timing
 from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.sandbox import Fault
