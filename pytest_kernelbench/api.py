@@ -28,7 +28,9 @@ the JSON report holds (`docs/report-schema.md`).
 
 Each stage says when it starts, every `heartbeat_s` (30 s) while it runs and how it ended: as
 INFO records on the `pytest_kernelbench` logger, and to `on_progress(event)` when given (an
-`heartbeat.Event`; a heartbeat comes from another thread).
+`heartbeat.Event`; a heartbeat comes from another thread). For a batch as a whole,
+`on_counts(counts)` hears the `Counts` of submitted attempts queued, building, judging and
+settled whenever they move (from the engine's thread); `counts()` reads them at any time.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ class Session:
 
     def __init__(self, device: str = "auto",
                  on_progress: Callable[[heartbeat.Event], None] | None = None,
-                 judges: int | None = None, in_flight: int = IN_FLIGHT, **options: Any):
+                 judges: int | None = None, in_flight: int = IN_FLIGHT,
+                 on_counts: Callable[[Counts], None] | None = None, **options: Any):
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
             raise TypeError(f"unknown option(s) {', '.join(unknown)}; "
@@ -98,7 +101,7 @@ class Session:
         self._numbering = threading.Lock()
         self._judges, self._in_flight = judges, in_flight
         self._batch: Batch | None = None
-        self.on_progress = on_progress
+        self.on_progress, self.on_counts = on_progress, on_counts
 
     @functools.cached_property
     def evaluator(self) -> Evaluator:
@@ -181,7 +184,7 @@ class Session:
             judges = self._judges or (JUDGES_PER_GPU * gpus if self.device.startswith("cuda")
                                       else 1)
             self._batch = Batch(self.settings, self.device, judges, gpus, self._in_flight,
-                                self.on_progress)
+                                self.on_progress, self.on_counts)
         return self._batch
 
     def _prepare(self, problem: str | Path, candidate: str | Path

@@ -7,11 +7,13 @@ from __future__ import annotations
 import os
 import threading
 import time
+from dataclasses import astuple
 from pathlib import Path
 
 import pytest
 
 from pytest_kernelbench import Session
+from pytest_kernelbench.engine.batch import Counts
 
 EXAMPLES = Path(__file__).parent / "examples"
 RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"
@@ -175,6 +177,18 @@ def test_progress_events_of_batched_attempts_reach_the_callback():
         [("compile", "started"), ("compile", "finished")]
 
 
+def test_the_counts_of_a_batch_reach_their_callback_each_time_they_move():
+    heard: list[Counts] = []
+    with Session(on_counts=heard.append, **FAST) as session:
+        records = dict(session.evaluate_many([(RELU, WRONG), (RELU, WRONG)]))
+        assert len(records) == 2
+    assert heard[-1] == Counts(0, 0, 0, 2)
+    assert all(a != b for a, b in zip(heard, heard[1:]))  # only moves are told
+    assert all(sum(astuple(c)) <= 2 for c in heard)  # never more than were submitted
+    settled = [c.settled for c in heard]
+    assert settled == sorted(settled) and any(c.judging for c in heard)
+
+
 CPP_RELU = EXAMPLES / "candidates" / "cpp_ext" / "level1" / "2_ReLU.py"
 
 
@@ -183,9 +197,13 @@ def test_an_attempt_that_builds_is_built_ahead_and_judged_as_evaluate_judges_it(
     cache = tmp_path / "cache"
     torch_headers.link_into(cache)
     source = CPP_RELU.read_text().replace("kb_test_cpu_relu", "kb_test_batch_relu")
-    with Session(build_cache=cache, **FAST) as session:
+    heard = []
+    with Session(build_cache=cache, on_counts=heard.append, **FAST) as session:
         batched = session.submit(RELU, source).result(timeout=600)
         alone = session.evaluate(RELU, source)  # its build now cached
     correct_and_timed(batched)
     assert batched["verdicts"] == alone["verdicts"]
     assert (batched["extension"], alone["extension"]) == ("built", "cached")
+    # The batch's counts followed it through its build and its judging.
+    assert Counts(0, 1, 0, 0) in heard and Counts(0, 0, 1, 0) in heard
+    assert heard[-1] == Counts(0, 0, 0, 1)

@@ -2,7 +2,8 @@
 in a few judge processes that share the device as a pytest-xdist run's workers share it.
 
 Each attempt goes queued -> building (its extension, if it has one) -> judging -> settled, and
-its Future then holds its record. At most `in_flight` attempts are unsettled at once: `submit`
+its Future then holds its record; `on_counts` hears how many are in each state whenever
+that changes. At most `in_flight` attempts are unsettled at once: `submit`
 blocks until one settles. A cancelled attempt that no judge took yet is dropped (its build
 too, where no other attempt shares it and none started it); closing settles every attempt left
 as `not_run`, kills the builds and judges, and leaves no process behind.
@@ -59,10 +60,12 @@ class Batch:
     """The engine behind Session.submit (see the module docstring)."""
 
     def __init__(self, settings: Settings, device: str, judges: int, gpus: int, in_flight: int,
-                 on_progress: Callable[[heartbeat.Event], None] | None = None):
+                 on_progress: Callable[[heartbeat.Event], None] | None = None,
+                 on_counts: Callable[[Counts], None] | None = None):
         self.settings, self.device, self.gpus = settings, device, gpus
         self.judges_wanted, self.in_flight = max(1, judges), max(1, in_flight)
-        self.on_progress = on_progress
+        self.on_progress, self.on_counts = on_progress, on_counts
+        self._told: Counts | None = None  # what on_counts heard last
         self._attempts: dict[int, Attempt] = {}  # unsettled, by number
         self._ready: list[int] = []  # built (or needing no build), waiting for a judge
         self._judges: list[JudgeProcess] = []
@@ -125,6 +128,7 @@ class Batch:
             record = not_run_record(attempt.case)
             record["error"] = "the session closed before this attempt was judged"
             self._settle(attempt, record)
+        self._tell_counts()
 
     # --- the dispatcher's thread --------------------------------------------------------------
 
@@ -159,12 +163,24 @@ class Batch:
                 self._hand_out()
                 inboxes = {judge.inbox: judge for judge in self._judges
                            if judge.attempt is not None}
+            self._tell_counts()
             if not inboxes:
                 with self._changed:
                     self._changed.wait(POLL_S)
                 continue
             for inbox in wait(list(inboxes), POLL_S):
                 self._hear(inboxes[inbox])  # type: ignore[index]
+
+    def _tell_counts(self) -> None:
+        """on_counts, where the counts moved since it last heard them (a build that started or
+        ended is seen within POLL_S)."""
+        if self.on_counts is None:
+            return
+        now = self.counts()
+        if now != self._told:
+            self._told = now
+            with contextlib.suppress(Exception):  # a caller's callback stops nothing
+                self.on_counts(now)
 
     def _drop_cancelled(self) -> None:
         for number, attempt in list(self._attempts.items()):
