@@ -19,16 +19,16 @@ GOOD = EXAMPLES / "candidates" / "good" / "level1" / "2_ReLU.py"
 HANGS = "level1/2_ReLU[[]broken-hangs_at_import[]]"
 
 
-@pytest.mark.parametrize(("elapsed_s", "done", "total", "left"), [
-    (10.0, 1, 4, 30.0),  # at the pace so far
-    (10.0, 2.5, 5, 10.0),  # fractions (items done of a case, weighed)
-    (10.0, 4, 4, 0.0),  # all done
-    (0.0, 3, 3, 0.0),
-    (10.0, 0, 4, None),  # nothing done yet: no pace to go by
-    (0.0, 1, 4, None),
+@pytest.mark.parametrize(("expected", "longest", "pace", "parallel", "left"), [
+    (30.0, 10.0, 1.0, 1, 30.0),  # the expected costs, as they are
+    (30.0, 10.0, 2.0, 1, 60.0),  # finished cases took twice what they were expected to
+    (30.0, 10.0, 1.0, 3, 10.0),  # three at once
+    (30.0, 20.0, 1.0, 3, 20.0),  # but never less than the longest case left
+    (0.0, 0.0, 5.0, 8, 0.0),  # all done
 ])
-def test_what_is_left_goes_at_the_pace_of_what_is_done(elapsed_s, done, total, left):
-    assert heartbeat.left_s(elapsed_s, done, total) == left
+def test_what_is_left_is_the_expected_work_at_the_pace_of_finished_cases(expected, longest,
+                                                                         pace, parallel, left):
+    assert heartbeat.left_s(expected, longest, pace, parallel) == left
 
 
 @pytest.mark.parametrize(("seconds", "shown"), [
@@ -60,6 +60,8 @@ def test_the_board_counts_cases_and_says_what_runs_and_for_how_long():
     clock = Clock()
     scale, relu = "level1/1_Scale[a-s0]", "level1/2_ReLU[a-s0]"
     board = Board([*items(scale), *items(relu)], clock=clock)
+    assert board.snapshot().left_s == 2.0  # before anything ran: the guesses, 1 s a case
+    clock.now += 60  # a first minute spent starting workers is not read as the cases' pace
     for item in items(scale):
         board.started(item)
         clock.now += 10
@@ -67,22 +69,37 @@ def test_the_board_counts_cases_and_says_what_runs_and_for_how_long():
     board.started(items(relu)[0])
     clock.now += 5
     snapshot = board.snapshot()
-    assert (snapshot.cases_done, snapshot.cases_total, snapshot.elapsed_s) == (1, 2, 35.0)
+    assert (snapshot.cases_done, snapshot.cases_total, snapshot.elapsed_s) == (1, 2, 95.0)
     assert snapshot.running == (Running(relu, "compile", 5.0),)
-    assert snapshot.left_s == 35.0  # one case of two in 35 s
+    assert snapshot.left_s == 30.0  # the case that finished took 30 s
     board.finished(items(relu)[0])
     assert board.snapshot().running == ()
-    assert board.snapshot().left_s == pytest.approx(35.0 * (2 / 3) / (4 / 3))
+    assert board.snapshot().left_s == pytest.approx(20.0)  # two of its three items left
 
 
 def test_a_case_an_earlier_report_found_long_weighs_more_in_the_estimate():
     clock = Clock()
     short, long = "level1/1_Scale[a-s0]", "level3/1_MLP[a-s0]"
     board = Board([*items(short), *items(long)], {short: 1.0, long: 9.0}, clock=clock)
+    assert board.snapshot().left_s == 10.0  # from the start: what the report says they cost
     for item in items(short):
+        board.started(item)
+        clock.now += 1
         board.finished(item)
-    clock.now += 10
-    assert board.snapshot().left_s == 90.0  # the long case left: nine times the short one
+    assert board.snapshot().left_s == 27.0  # the short one took 3x its cost: so will the long
+
+
+def test_cases_running_at_once_share_what_is_left_down_to_the_longest():
+    clock = Clock()
+    cases = [f"level1/{n}_Op[a-s0]" for n in range(1, 9)]
+    board = Board([item for case in cases for item in items(case)],
+                  {case: 4.0 for case in cases}, clock=clock)
+    for case in cases[:4]:  # four workers, each on a case
+        board.started(items(case)[0])
+    assert board.snapshot().left_s == 8.0  # 32 s of work over four
+    for item in [item for case in cases[:7] for item in items(case)]:
+        board.finished(item)
+    assert board.snapshot().left_s == 4.0  # one case left: it takes what it takes
 
 
 def test_the_live_line_puts_what_runs_last_and_fits_the_terminal():

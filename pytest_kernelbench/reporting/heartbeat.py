@@ -20,15 +20,13 @@ logger = logging.getLogger("pytest_kernelbench")
 REDRAW_S = 1.0  # how often a terminal's live line is drawn again (its clocks move)
 
 
-def left_s(elapsed_s: float, done: float, total: float) -> float | None:
-    """Seconds still to go, if what is left goes at the pace of what is done: `done` of `total`
-    took `elapsed_s` (in any unit: cases, or the seconds they are expected to cost). None
-    before anything is done, where there is no pace to go by."""
-    if done >= total:
-        return 0.0
-    if done <= 0 or elapsed_s <= 0:
-        return None
-    return elapsed_s * (total - done) / done
+def left_s(expected_left_s: float, longest_left_s: float, pace: float,
+           parallel: int) -> float:
+    """Seconds still to go: the work left (in the seconds the cases are expected to cost) at the
+    pace the finished cases took (seconds taken per second expected), spread over the cases
+    that run at once, but never less than the longest case left, which no parallelism
+    shortens."""
+    return pace * max(expected_left_s / max(1, parallel), longest_left_s)
 
 
 def duration(seconds: float) -> str:
@@ -64,16 +62,20 @@ class Snapshot:
     cases_done: int
     cases_total: int
     running: tuple[Running, ...]
-    left_s: float | None  # None: no estimate yet
+    left_s: float | None  # None: no estimate
 
 
 class Board:
     """The items of a run, which finished and which run now, since when. The hooks write to it
     while another thread reads it, hence the lock.
 
-    What is left is estimated from the items done, each worth its share of its case's weight
-    (the seconds an earlier report says the case costs, schedule.expected_cost; 1 without
-    one): a run of one long problem and many short ones is not read as evenly paced."""
+    What is left is each case's expected cost (its weight: the seconds an earlier report says
+    it costs, or schedule.expected_cost's guess) less its share of items done, from the first
+    item on. Once cases finish, the seconds they took from their first item's start to their
+    last item's end, over what they were expected to cost, set the pace for the rest: a run
+    whose first minute went to starting workers is not read as slow, and a guess that was off
+    is corrected by the cases that finished. Cases running at once (the most seen: xdist's
+    workers) share what is left."""
 
     def __init__(self, nodeids: Iterable[str] = (), weights: Mapping[str, float] | None = None,
                  clock: Callable[[], float] = time.monotonic):
@@ -84,6 +86,9 @@ class Board:
         self._items: dict[str, set[str]] = {}  # case -> its items
         self._finished: set[str] = set()
         self._running: dict[str, float] = {}  # item -> when it started
+        self._began: dict[str, float] = {}  # case -> when its first item started
+        self._took: dict[str, float] = {}  # finished case -> seconds, first start to last end
+        self._parallel = 1  # the most items seen running at once
         self.expect(nodeids)
 
     def expect(self, nodeids: Iterable[str]) -> None:
@@ -94,33 +99,44 @@ class Board:
 
     def started(self, nodeid: str) -> None:
         with self._lock:
-            self._items.setdefault(split_item(nodeid)[0], set()).add(nodeid)
+            case = split_item(nodeid)[0]
+            self._items.setdefault(case, set()).add(nodeid)
             self._running[nodeid] = self._clock()
+            self._began.setdefault(case, self._running[nodeid])
+            self._parallel = max(self._parallel, len({split_item(n)[0] for n in self._running}))
 
     def finished(self, nodeid: str) -> None:
         with self._lock:
-            self._items.setdefault(split_item(nodeid)[0], set()).add(nodeid)
+            case = split_item(nodeid)[0]
+            items = self._items.setdefault(case, set())
+            items.add(nodeid)
             self._running.pop(nodeid, None)
             self._finished.add(nodeid)
+            if items <= self._finished and case in self._began:
+                self._took[case] = self._clock() - self._began[case]
 
     def snapshot(self) -> Snapshot:
         with self._lock:
             now = self._clock()
             known = [self._weights[case] for case in self._items if case in self._weights]
             usual = sum(known) / len(known) if known else 1.0
-            done = total = 0.0
+            expected_left = longest_left = expected_took = took = 0.0
             cases_done = 0
             for case, items in self._items.items():
                 weight = self._weights.get(case, usual)
                 finished = len(items & self._finished)
-                total += weight
-                done += weight * finished / len(items)
+                left = weight * (1 - finished / len(items))
                 cases_done += finished == len(items)
+                expected_left += left
+                longest_left = max(longest_left, left)
+                if case in self._took:
+                    expected_took += weight
+                    took += self._took[case]
+            pace = took / expected_took if expected_took > 0 and took > 0 else 1.0
             running = tuple(Running(*split_item(nodeid), now - since) for nodeid, since
                             in sorted(self._running.items(), key=lambda item: item[1]))
-            elapsed_s = now - self.started_s
-            return Snapshot(elapsed_s, cases_done, len(self._items), running,
-                            left_s(elapsed_s, done, total))
+            return Snapshot(now - self.started_s, cases_done, len(self._items), running,
+                            left_s(expected_left, longest_left, pace, self._parallel))
 
 
 def _pace(snapshot: Snapshot) -> str:
