@@ -4,12 +4,15 @@ subprocess of its own, with no GPU visible), and building/gpu_stand_ins.py besid
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from pytest_kernelbench.building import builds, pch, pool
+from pytest_kernelbench.building import builds, guard, pch, pool
 from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
 
 
@@ -93,11 +96,14 @@ def test_a_build_another_worker_holds_is_left_to_it_and_awaited(tmp_path):
     seen = []
     held = open(planned[0].folder / builds.LOCK_FILE, "a+")
     fcntl.flock(held, fcntl.LOCK_EX)
-    threading.Timer(0.5, held.close).start()  # the other worker finishes half a second later
-    started = time.perf_counter()
-    building = pool.BuildPool(planned, arch="", jobs=2, timeout_s=60,
-                              on_done=lambda build, done, total, elapsed: seen.append((done, total)))
+
+    def done(build, done, total, elapsed):
+        seen.append((done, total))
+        threading.Timer(0.5, held.close).start()  # the other worker finishes 0.5 s later
+
+    building = pool.BuildPool(planned, arch="", jobs=2, timeout_s=60, on_done=done)
     building.run()
+    started = time.perf_counter()
     building.wait_for(planned[0].folder)
     assert planned[0].status == "elsewhere" and seen == [(1, 1)]
     assert time.perf_counter() - started >= 0.4  # it waited for that build before returning
@@ -501,3 +507,46 @@ def test_the_pools_compilers_are_no_more_than_the_cores(monkeypatch):
     assert builds.compiler_jobs(jobs=32, processes=1) == 1
     monkeypatch.setenv("MAX_JOBS", "3")  # the user's own
     assert builds.compiler_jobs(jobs=2, processes=8) == 3
+
+
+GUARDED_POOL = """
+import signal, subprocess, sys, time
+from pytest_kernelbench.building.guard import Guard
+build = subprocess.Popen(["sleep", "600"], start_new_session=True)
+guard = Guard()
+guard.track([build.pid])
+build.send_signal(signal.SIGSTOP)  # as a timing stops the builds
+print(build.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_build_stopped_for_a_timing_dies_with_a_pool_process_killed_outright():
+    pool = subprocess.Popen([sys.executable, "-c", GUARDED_POOL], stdout=subprocess.PIPE,
+                            text=True)
+    assert pool.stdout is not None
+    build = int(pool.stdout.readline())
+    assert settles(build, ("T",))  # stopped
+    pool.kill()  # SIGKILL: no handler of the pool's runs
+    pool.wait()
+    assert settles(build, ("Z", "X", None))  # dead (a zombie until init reaps it)
+
+
+def settles(pid: int, states: tuple[str | None, ...], within_s: float = 30.0) -> bool:
+    """Whether the process comes to one of these states within the time."""
+    deadline = time.monotonic() + within_s
+    while state(pid) not in states and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return state(pid) in states
+
+
+def state(pid: int) -> str | None:
+    """A process's state letter from /proc (None: gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return None
+
+
+def test_the_guard_kills_only_the_groups_still_named_at_the_end():
+    assert guard.watch(["+10\n", "+11\n", "-10\n", "garbage\n", "+12"]) == {11, 12}

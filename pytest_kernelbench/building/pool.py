@@ -22,6 +22,7 @@ from pathlib import Path
 from pytest_kernelbench import confine
 from pytest_kernelbench.building import builds, pch
 from pytest_kernelbench.building.builds import Build, compiler_jobs
+from pytest_kernelbench.building.guard import Guard
 from pytest_kernelbench.gpu import devices
 
 
@@ -64,6 +65,7 @@ class BuildPool:
         self._closed = False  # by close(): no build is added from then on
         self._thread: threading.Thread | None = None
         self._announced = None  # devices.announce_compilers, while builds are queued or running
+        self._guard: Guard | None = None  # kills the builds if this process dies without it
 
     def start(self) -> BuildPool:
         with self._changed:
@@ -145,6 +147,15 @@ class BuildPool:
             self._thread.join()
 
     def run(self) -> None:
+        try:
+            self._run()
+            if self._guard is not None:
+                self._guard.track(())  # every build reaped: the guard has nothing to kill
+        finally:
+            if self._guard is not None:  # after a failure here, it kills what still runs
+                self._guard.close()
+
+    def _run(self) -> None:
         started_at = time.perf_counter()
         running: list[tuple[Build, subprocess.Popen, object, float]] = []
         paused_at: float | None = None  # while a timing runs on this host, builds are stopped
@@ -191,6 +202,10 @@ class BuildPool:
             time.sleep(devices.QUIET_POLL_S)
             timing = not self._stopping and devices.timing_in_progress()
             processes = [p for _, p, _, _ in running] + headers.processes()
+            if processes and self._guard is None:
+                self._guard = Guard()
+            if self._guard is not None:  # before any of them is stopped
+                self._guard.track(p.pid for p in processes)
             if timing and paused_at is None and processes:
                 paused_at = time.perf_counter()
                 _signal(processes, signal.SIGSTOP)
