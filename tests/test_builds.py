@@ -215,11 +215,15 @@ def _until(condition, timeout_s: float = 60) -> None:
 
 def _alive(pid: int) -> bool:
     """Whether a process runs (a zombie, killed and not yet reaped by its parent, does not)."""
+    return _state(pid) not in ("Z", "X", None)
+
+
+def _state(pid: int) -> str | None:
+    """A process's state letter from /proc (None: gone)."""
     try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except FileNotFoundError:
-        return False
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return None
 
 
 def test_an_open_ended_pool_builds_what_is_added_after_it_started(tmp_path, torch_headers,
@@ -239,7 +243,7 @@ def test_an_open_ended_pool_builds_what_is_added_after_it_started(tmp_path, torc
     assert building._thread.is_alive()  # an empty queue does not end it
     [build] = builds.plan([candidate], tmp_path / "cache", arch="")
     assert building.add(build) is build
-    assert building.status(build.folder) in ("pending", "running")
+    assert build.status in ("pending", "running")
     building.wait_for(build.folder)
     assert build.status == "built", (build.folder / builds.LOG_FILE).read_text()
     assert list(build.folder.rglob("kb_added*.so")) and finished == [("built", 1, 1)]
@@ -263,7 +267,7 @@ def test_two_adds_of_one_source_share_one_build(tmp_path, private_notices):
     building.wait_for(second.folder)
     building.close()
     assert first.status == "deferred" and second.status == "pending"
-    assert building.status(cached.folder) == "cached" and building.status(tmp_path) is None
+    assert cached.status == "cached"
     assert finished == [("a.py", 1, 1)]
 
 
@@ -275,9 +279,9 @@ def test_a_build_nobody_started_is_dropped_and_a_running_one_runs_on(tmp_path, p
     building.start()
     building.add(running)
     building.add(queued)
-    _until(lambda: building.status(running.folder) == "running")
-    assert building.status(queued.folder) == "pending"  # one at a time
-    assert building.drop(queued.folder) and building.status(queued.folder) == "cancelled"
+    _until(lambda: running.status == "running")
+    assert queued.status == "pending"  # one at a time
+    assert building.drop(queued.folder) and queued.status == "cancelled"
     assert not building.drop(running.folder) and not building.drop(queued.folder)
     building.close()
     assert running.status == "deferred" and finished == ["a.py"]
@@ -321,7 +325,7 @@ def test_an_open_ended_pool_ends_at_close_and_says_compilers_run_only_while_it_b
     time.sleep(0.3)
     assert building._thread.is_alive() and not devices.compilers_may_run()  # idle, silent
     building.add(first)
-    _until(lambda: building.status(first.folder) == "running")
+    _until(lambda: first.status == "running")
     assert devices.compilers_may_run()
     building.wait_for(first.folder)
     _until(lambda: not devices.compilers_may_run(), timeout_s=5)  # idle again
@@ -526,26 +530,10 @@ def test_a_build_stopped_for_a_timing_dies_with_a_pool_process_killed_outright()
                             text=True)
     assert pool.stdout is not None
     build = int(pool.stdout.readline())
-    assert settles(build, ("T",))  # stopped
+    _until(lambda: _state(build) == "T", timeout_s=30)  # stopped
     pool.kill()  # SIGKILL: no handler of the pool's runs
     pool.wait()
-    assert settles(build, ("Z", "X", None))  # dead (a zombie until init reaps it)
-
-
-def settles(pid: int, states: tuple[str | None, ...], within_s: float = 30.0) -> bool:
-    """Whether the process comes to one of these states within the time."""
-    deadline = time.monotonic() + within_s
-    while state(pid) not in states and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return state(pid) in states
-
-
-def state(pid: int) -> str | None:
-    """A process's state letter from /proc (None: gone)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except OSError:
-        return None
+    _until(lambda: not _alive(build), timeout_s=30)
 
 
 def test_the_guard_kills_only_the_groups_still_named_at_the_end():

@@ -108,12 +108,6 @@ class BuildPool:
             self._changed.notify_all()
             return True
 
-    def status(self, folder: Path) -> str | None:
-        """The status of the build into folder as this pool knows it (None: no such build)."""
-        with self._changed:
-            build = self._by_folder.get(folder)
-            return None if build is None else build.status
-
     def wait_for(self, folder: Path) -> None:
         """Return once the build into folder is done here, or by the worker holding it."""
         with self._changed:
