@@ -538,3 +538,25 @@ def test_a_build_stopped_for_a_timing_dies_with_a_pool_process_killed_outright()
 
 def test_the_guard_kills_only_the_groups_still_named_at_the_end():
     assert guard.watch(["+10\n", "+11\n", "-10\n", "garbage\n", "+12"]) == {11, 12}
+
+
+def test_an_open_ended_pool_starts_a_header_once_enough_added_builds_share_it(
+        tmp_path, private_notices, monkeypatch):
+    asked = []
+    monkeypatch.setattr(pch, "start", lambda root, command, niceness: asked.append(command))
+    source = ("import time\ndef never():\n"
+              "    load_inline(name='x', cpp_sources='', extra_cflags=['-O3'])\n")
+    building = pool.BuildPool([], arch="", jobs=1, timeout_s=60, open_ended=True,
+                              headers=tmp_path / "headers").start()
+    added = []
+    for name in "abc":
+        path = tmp_path / f"{name}.py"
+        path.write_text(f"{source}NAME = '{name}'\n")
+        [build] = builds.plan([path], tmp_path / "cache", arch="")
+        added.append(building.add(build))
+        building.wait_for(build.folder)
+        if name != "c":
+            assert asked == []  # too few share it yet
+    building.close()
+    assert len(asked) == 1 and "-O3" in asked[0]
+    assert all(build.status == "deferred" for build in added)

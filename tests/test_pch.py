@@ -81,6 +81,19 @@ def test_a_header_is_planned_only_for_flags_that_enough_candidates_share():
     assert pch.planned_commands([shared, shared], min_uses=3) == []
 
 
+def test_a_growing_set_of_sources_calls_for_a_header_once_enough_share_it():
+    shared = 'load_inline(name="a", cpp_sources=s, extra_cflags=["-O3"])\n'
+    plan = pch.HeaderPlan(min_uses=3)
+    for _ in range(2):
+        plan.add(shared)
+        assert plan.due() == []
+    plan.add(shared)
+    [command] = plan.due()
+    assert "-O3" in command and command == pch.planned_commands([shared] * 3)[0]
+    plan.add(shared)
+    assert plan.due() == []  # each command once
+
+
 def compile_object(tmp_path, include, name, extra_env_folder=None, includes=1):
     source = tmp_path / "main.cpp"
     source.write_text(INCLUDE * includes + SOURCE)

@@ -122,16 +122,36 @@ def literal_options(source: str) -> list[tuple[list[str], bool]]:
 def planned_commands(sources: Iterable[str], min_uses: int = MIN_USES) -> list[list[str]]:
     """The header commands that at least min_uses of the sources' load_inline calls would
     compile with, most used first, as torch's build-file writer makes their flags."""
-    uses: Counter[tuple[tuple[str, ...], bool]] = Counter()
+    plan = HeaderPlan(min_uses)
     for source in sources:
-        for flags, with_cuda in set((tuple(f), c) for f, c in literal_options(source)):
-            uses[(flags, with_cuda)] += 1
-    commands = []
-    for (flags, with_cuda), count in uses.most_common():
-        command = torch_command(list(flags), with_cuda) if count >= min_uses else None
-        if command is not None and command not in commands:
-            commands.append(command)
-    return commands
+        plan.add(source)
+    return plan.due()
+
+
+class HeaderPlan:
+    """The header commands a growing set of builds calls for (a batch's builds come one by
+    one): each command once, as soon as min_uses of the sources added so far share it."""
+
+    def __init__(self, min_uses: int = MIN_USES):
+        self.min_uses = min_uses
+        self._uses: Counter[tuple[tuple[str, ...], bool]] = Counter()
+        self._given: set[tuple[tuple[str, ...], bool]] = set()
+
+    def add(self, source: str) -> None:
+        for options in set((tuple(f), c) for f, c in literal_options(source)):
+            self._uses[options] += 1
+
+    def due(self) -> list[list[str]]:
+        """The commands that reached min_uses since the last call, most used first."""
+        commands = []
+        for (flags, with_cuda), count in self._uses.most_common():
+            if count < self.min_uses or (flags, with_cuda) in self._given:
+                continue
+            self._given.add((flags, with_cuda))
+            command = torch_command(list(flags), with_cuda)
+            if command is not None and command not in commands:
+                commands.append(command)
+        return commands
 
 
 def torch_command(extra_cflags: list[str], with_cuda: bool) -> list[str] | None:
@@ -221,22 +241,15 @@ class Headers:
     def __init__(self, root: Path, commands: list[list[str]], niceness: int = 0,
                  on_end: OnEnd = lambda *_: None):
         self._running: list[tuple[subprocess.Popen, Path, object, Path, float]] = []
-        self._on_end = on_end
+        self._root, self._niceness, self._on_end = root, niceness, on_end
+        self.start(commands)
+
+    def start(self, commands: list[list[str]]) -> None:
+        """Compile the headers of these commands that no process made or compiles now."""
         for command in commands:
-            started = start(root, command, niceness)
+            started = start(self._root, command, self._niceness)
             if started is not None:
                 self._running.append((*started, Path(command[-1]), time.perf_counter()))
-
-    @classmethod
-    def for_sources(cls, root: Path, sources: Iterable[str], niceness: int = 0,
-                    on_end: OnEnd = lambda *_: None) -> Headers:
-        """The headers that several of these candidates' builds share, started. A header only
-        saves time: whatever goes wrong in planning one leaves the builds without it."""
-        try:
-            commands = planned_commands(sources)
-        except Exception:  # noqa: BLE001 - e.g. a RecursionError parsing a generated file
-            commands = []
-        return cls(root, commands, niceness, on_end)
 
     def processes(self) -> list[subprocess.Popen]:
         return [process for process, *_ in self._running]

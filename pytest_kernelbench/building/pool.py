@@ -39,8 +39,9 @@ class BuildPool:
     beside the first builds, each build process may read them, and on_header hears of each.
 
     With open_ended, builds also come after start() (add, drop), and the thread waits for more
-    whenever none is left, until close(). Headers are made for the builds given at start only:
-    a later build uses whichever of those (or of earlier runs') fits its command. The host is
+    whenever none is left, until close(). A header is started as soon as enough of the builds
+    added so far share its command (pch.HeaderPlan); a build that started before it was made
+    parses the header itself. The host is
     told that compilers may run (devices.announce_compilers) only while builds are queued or
     running, so that an idle pool holds up no timing.
     """
@@ -58,6 +59,9 @@ class BuildPool:
             headers.mkdir(parents=True, exist_ok=True)  # a confined build's read rule needs it
         self._by_folder = {build.folder: build for build in builds}
         self._queue = [build for build in builds if build.status == "pending"]
+        self._header_plan = pch.HeaderPlan()  # the headers the queued builds share
+        for build in self._queue:
+            self._plan_header(build)
         self._urgent: set[Path] = set()
         self._total, self._done = len(self._queue), 0
         self._changed = threading.Condition()
@@ -90,6 +94,8 @@ class BuildPool:
             if known.status == "pending" and known not in self._queue:
                 self._queue.append(known)
                 self._total += 1
+                if known is build:  # a build queued again was counted the first time
+                    self._plan_header(known)
                 self._changed.notify_all()
             return known
 
@@ -153,14 +159,11 @@ class BuildPool:
         started_at = time.perf_counter()
         running: list[tuple[Build, subprocess.Popen, object, float]] = []
         paused_at: float | None = None  # while a timing runs on this host, builds are stopped
-        with self._changed:  # an open-ended pool's queue may grow meanwhile
-            first = list(self._queue)
-        headers = pch.Headers.for_sources(
-            self.headers, [b.candidate.read_text(errors="replace") for b in first],
-            builds.BUILD_NICENESS, self.on_header) if self.headers is not None and first \
-            else pch.Headers(Path(), [])
+        headers = pch.Headers(self.headers or Path(), [], builds.BUILD_NICENESS, self.on_header)
         while True:
             with self._changed:
+                if self.headers is not None and not self._stopping:
+                    headers.start(self._headers_due())
                 compiling = headers.poll(stop=self._stopping)
                 if self._stopping:
                     self._queue.clear()
@@ -212,6 +215,23 @@ class BuildPool:
                 paused_at = None
             if paused_at is None:
                 running = self._reap(running, started_at)
+
+    def _plan_header(self, build: Build) -> None:
+        if self.headers is None:
+            return
+        try:
+            self._header_plan.add(build.candidate.read_text(errors="replace"))
+        except Exception:  # noqa: BLE001 - a header only saves time (see _headers_due)
+            pass
+
+    def _headers_due(self) -> list[list[str]]:
+        """The header commands that enough of the builds added so far share, not yet started.
+        A header only saves time: whatever goes wrong in planning one leaves the builds
+        without it."""
+        try:
+            return self._header_plan.due()
+        except Exception:  # noqa: BLE001 - e.g. a RecursionError parsing a generated file
+            return []
 
     def _reap(self, running: list, started_at: float) -> list:
         """Finish the builds whose process ended or ran out of time; the running others."""
