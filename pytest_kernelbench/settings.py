@@ -458,7 +458,8 @@ OPTIONS: tuple[Option, ...] = (
            "instead), a log record from the Python API (default: {default}).", "SECONDS",
            parse_seconds,
            check=SECONDS.check),
-    Option("--kb-report", "report_path", "write the JSON report here; 'none' writes nothing "
+    Option("--kb-report", "report_path", "write the JSON report here, and keep a numbered copy "
+           "of it in history/<its name>/ beside it; 'none' writes nothing "
            "(default: {default}).", "PATH", kind="report", shown=lambda _: REPORT_DEFAULT),
 )
 REPORT_DEFAULT = "reports/kernelbench.json"
