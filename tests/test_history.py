@@ -1,5 +1,5 @@
 """The history a report keeps of its runs: numbered copies, and runs named by number, latest or
-path."""
+path; then, in inner runs, one copy per run (resumed too) and --kb-compare."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from pytest_kernelbench.reporting import history
 
+FAST = ("--kb-trials=1", "--kb-p=0")
 WRITTEN = datetime(2025, 1, 7, 10, 15, tzinfo=timezone.utc)
 
 
@@ -75,3 +76,48 @@ def test_the_runs_held_are_said_as_ranges():
     entries = [history.Entry(n, Path(f"{n}.json"), WRITTEN) for n in (1, 2, 4, 6, 7)]
     assert history.numbers_held(entries) == "it holds runs 1-2, 4, 6-7"
     assert history.numbers_held(entries[2:3]) == "it holds run 4"
+
+
+def test_each_run_keeps_one_copy_and_compares_with_a_run_before_it(kb):
+    kb.run("good", args=(*FAST, "-k", "Scale")).stdout.fnmatch_lines([
+        "kernelbench report: *report.json",
+        "kernelbench history: run 1, history/report/0001_*.json"])
+    folder = kb.pytester.path / "history" / "report"
+    # A resumed run is one run: one copy, however many records it took from before.
+    resumed = (*FAST, "-k", "Scale", "--kb-resume=report.json")
+    kb.run("good", args=(*resumed, "--kb-compare=latest")).stdout.fnmatch_lines([
+        "kernelbench history: run 2, history/report/0002_*.json",
+        "*- kernelbench: compared with run 1 -*",
+        "before: run 1 *history/report/0001_*.json; * UTC; cpu",
+        "after:  run 2 (this run)  history/report/0002_*.json; * UTC; cpu",
+        "1 case(s) in both, 1 unchanged",
+        "beyond noise: now fails 0, now passes 0, faster 0, slower 0, other status change 0",
+        "within noise 0: speedup intervals that overlap, or a move of 7% or less *"],
+        consecutive=True)
+    kept = [entry.path for entry in history.entries(folder)]
+    assert [path.name[:5] for path in kept] == ["0001_", "0002_"]
+    assert kept[1].read_text() == (kb.pytester.path / "report.json").read_text()
+    # The report this run overwrites stands for the run that wrote it, as its copy keeps it.
+    kb.run("good", args=(*resumed, "--kb-compare=report.json")).stdout.fnmatch_lines([
+        "*- kernelbench: compared with run 2 -*", "before: run 2 *", "after:  run 3 (this run) *"])
+    # No report, no copy; the comparison reads this run's own records. A run is named by
+    # its path too.
+    alone = kb.run("good", args=(*resumed, "--kb-report=none", f"--kb-compare={kept[0]}"))
+    alone.stdout.fnmatch_lines(["*- kernelbench: compared with run 1 -*", "before: *",
+                                "after:  this run  cpu", "1 case(s) in both, 1 unchanged"],
+                               consecutive=True)
+    assert "kernelbench history:" not in alone.stdout.str()
+    assert len(history.entries(folder)) == 3
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ("7", "no run 7 in history/report (it holds no runs yet)"),
+    ("report.json", "report.json is the report this run overwrites, and history/report holds no "
+                    "copy of it: copy it aside and name the copy"),
+])
+def test_a_run_to_compare_with_that_the_history_lacks_stops_the_run_in_one_line(
+        kb, given, message):
+    (kb.pytester.path / "report.json").write_text("{}")  # a report from before any history
+    result = kb.run("good", args=(f"--kb-compare={given}",))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.lines[0] == f"ERROR: --kb-compare: {message}"
