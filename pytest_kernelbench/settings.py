@@ -458,8 +458,13 @@ OPTIONS: tuple[Option, ...] = (
            "instead), a log record from the Python API (default: {default}).", "SECONDS",
            parse_seconds,
            check=SECONDS.check),
-    Option("--kb-report", "report_path", "write the JSON report here; 'none' writes nothing "
+    Option("--kb-report", "report_path", "write the JSON report here, and keep a numbered copy "
+           "of it in history/<its name>/ beside it; 'none' writes nothing "
            "(default: {default}).", "PATH", kind="report", shown=lambda _: REPORT_DEFAULT),
+    Option("--kb-compare", "compare_path", "after the tables, say what moved beyond the timing's "
+           "noise since an earlier run: RUN is its number in the report's history, latest (the "
+           "run before this one) or a report (default: {default}).", "RUN", kind="compare",
+           ini=False, shown=lambda _: "none"),
 )
 REPORT_DEFAULT = "reports/kernelbench.json"
 
@@ -488,6 +493,7 @@ class Settings:
     build_timeout_s: float = 600.0
     seed: int = 42
     report_path: Path | None = None
+    compare_path: Path | None = None  # the earlier run's report that --kb-compare named
     time_budget_s: float = 1.0  # pytest-benchmark's --benchmark-max-time
     min_rounds: int = 5  # pytest-benchmark's --benchmark-min-rounds
     flag_speedup: float = 10.0

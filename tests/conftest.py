@@ -29,10 +29,12 @@ EXAMPLES = Path(__file__).parent / "examples"
 class SharedRun:
     """An inner run's output and report, kept for every test that reads the same run."""
 
-    def __init__(self, result: pytest.RunResult, document: dict, files: dict[str, str]):
+    def __init__(self, result: pytest.RunResult, document: dict, files: dict[str, str],
+                 kept: list[str]):
         self.result = result
         self.document = document
         self.files = files  # name -> text of the other files the run wrote that tests read
+        self.kept = kept  # the names of the copies the run kept in its report's history
 
     def report(self) -> dict:
         return copy.deepcopy(self.document)
@@ -151,7 +153,8 @@ class KernelBenchRunner:
         if key not in self.shared:
             result = self.run(*sets, args=args, problems=problems)
             files = {name: (self.pytester.path / name).read_text() for name in keep}
-            self.shared[key] = SharedRun(result, self.report(), files)
+            kept = sorted(path.name for path in (self.pytester.path / "history" / "report").glob("*"))
+            self.shared[key] = SharedRun(result, self.report(), files, kept)
         return self.shared[key]
 
 

@@ -495,6 +495,10 @@ def test_under_xdist_speedups_still_reach_the_summary_and_report(kb):
     assert timing_overlaps(list(records.values())) == []  # one CPU lock for both workers
 
 
+def test_under_xdist_the_controller_alone_keeps_the_run_in_the_history(kb):
+    assert [name[:5] for name in good_xdist_run(kb).kept] == ["0001_"]
+
+
 def test_under_xdist_the_stages_of_a_case_share_a_worker(kb):
     result = good_xdist_run(kb).result
     workers: dict[str, set[str]] = {}

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_kernelbench.reporting import history, resume
 from pytest_kernelbench.settings import (
     FIELD_DEFAULTS,
     OPTIONS,
@@ -88,12 +89,15 @@ def read_settings(config: pytest.Config) -> Settings | None:
     costs = given(by_field["costs_path"])
     costs_path = _costs_path(costs[0] if costs else None,
                              costs[1] if costs else given.cli_base, report_path)
+    compare_path = _compare_path(given(by_field["compare_path"]),
+                                 report_path or given.ini_base / REPORT_DEFAULT)
     try:
         return Settings(
             problems_dir=problems_dir,
             candidate_dirs=candidate_dirs,
             report_path=report_path,
             costs_path=costs_path,
+            compare_path=compare_path,
             time_budget_s=float(_benchmark_option(config, "benchmark_max_time",
                                                   FIELD_DEFAULTS["time_budget_s"])),
             min_rounds=int(_benchmark_option(config, "benchmark_min_rounds",
@@ -125,10 +129,11 @@ def _candidate_sets(sets: tuple[Any, Path], problems_dir: Path) -> tuple[Path, .
 
 
 def _plain_values(given: Given) -> dict[str, Any]:
-    """The given options other than the folders, the report and the costs file, by field."""
+    """The given options other than the folders, the report, the costs file and the run to
+    compare with, by field."""
     values: dict[str, Any] = {}
     for option in OPTIONS:
-        if option.kind in ("dirs", "report", "costs") or option.field == "problems_dir":
+        if option.kind in ("dirs", "report", "costs", "compare") or option.field == "problems_dir":
             continue
         found = given(option)
         if found is None:
@@ -165,6 +170,29 @@ def _costs_path(text: str | None, base: Path, report_path: Path | None) -> Path 
     if not path.is_file():
         raise pytest.UsageError(f"--kb-costs: no such file: {text}")
     return path
+
+
+def _compare_path(given: tuple[Any, Path] | None, report_path: Path) -> Path | None:
+    """--kb-compare: a run of the report's history or a report, found as the run starts, so
+    that `latest` is the run before this one and a run that is not there stops it at once.
+    The report this run writes (or its stream) stands for the run that wrote it last, whose
+    copy the history keeps: this run overwrites the file before the comparison reads it."""
+    if given is None:
+        return None
+    text, base = given
+    folder = history.folder_of(report_path)
+    try:
+        path = history.resolve(text, folder, base).resolve()
+    except history.HistoryError as exc:
+        raise pytest.UsageError(f"--kb-compare: {exc}") from None
+    if path not in (report_path.resolve(), resume.stream_path(report_path).resolve()):
+        return path
+    held = history.entries(folder)
+    if not held:
+        raise pytest.UsageError(f"--kb-compare: {text} is the report this run overwrites, and "
+                                f"{history.shown(folder)} holds no copy of it: copy it aside "
+                                "and name the copy")
+    return held[-1].path.resolve()
 
 
 def _candidate_set(text: str, base: Path, problems_dir: Path) -> Path:

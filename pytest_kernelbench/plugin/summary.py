@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_kernelbench.engine.plan import RunPlan
-from pytest_kernelbench.reporting import report
+from pytest_kernelbench.reporting import cli, compare, history, report, resume
 from pytest_kernelbench.reporting.results import RunResults
 
 
@@ -50,3 +50,38 @@ def write(terminal: Any, results: RunResults, plan: RunPlan, plot_line: str | No
         line(f"kernelbench report: {settings.report_path}")
     if plot_line:
         line(plot_line)
+    write_history(terminal, results, plan)
+
+
+# How each kind of move is drawn; the others are plain.
+_MARKUP = {compare.NOW_FAILS: {"red": True}, compare.SLOWER: {"yellow": True},
+           compare.NOW_PASSES: {"green": True}, compare.FASTER: {"green": True}}
+
+
+def write_history(terminal: Any, results: RunResults, plan: RunPlan) -> None:
+    """Where the run was kept in the report's history, and with --kb-compare what moved beyond
+    the timing's noise since the run it names (reporting/compare.py)."""
+    if results.kept is not None:
+        terminal.write_line(f"kernelbench history: run {results.kept.number}, "
+                            f"{history.shown(results.kept.path)}")
+    path = plan.settings.compare_path
+    if path is None:
+        return
+    try:
+        before = compare.Side.of(path, *cli.load(path))
+    except (resume.ResumeError, OSError, ValueError) as exc:
+        terminal.write_line(f"kernelbench: no comparison: {exc}", red=True)
+        return
+    kept, written = results.kept, results.written
+    if kept is not None and written is not None:
+        after = compare.Side.of(kept.path, {k: v for k, v in written.items() if k != "results"},
+                                written["results"], label=f"run {kept.number} (this run)")
+    else:  # no report written (--kb-report=none): the records, on this run's device
+        after = compare.Side.of(None, {"config": {"device": plan.device}},
+                                results.all_records())
+    comparison = compare.compare(before, after)
+    terminal.write_sep("-", f"kernelbench: compared with {before.label}")
+    for text in comparison.header():
+        terminal.write_line(text)
+    for move in comparison.listed():
+        terminal.write_line(compare.line(move), **_MARKUP.get(move.kind, {}))

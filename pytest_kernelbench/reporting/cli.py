@@ -2,7 +2,7 @@
 
     kernelbench-report summary REPORT [REPORT ...] [--p 1,2] [--fail-under fast_1=0.4]
     kernelbench-report merge -o MERGED.json REPORT [REPORT ...]
-    kernelbench-report compare BEFORE AFTER [--fail-on-regression]
+    kernelbench-report compare [BEFORE [AFTER]] [--all] [--fail-on-regression]
     kernelbench-report plot -o DIR REPORT [REPORT ...]
 
 A REPORT is a JSON report (`--kb-report`) or the JSON-lines stream a run writes beside it as
@@ -11,7 +11,9 @@ records settle (`.jsonl`, all that is left of a run that died), or upstream Kern
 `merge` joins the reports of the shards of one run (`--kb-shard=I/N`) into one report with the
 same summary an unsharded run gives; it refuses reports made with other verdict settings, or
 that disagree on a case. `summary` merges the same way, but reports that are runs of their own
-(two runs of one set) are summarised side by side, each row labelled by its file.
+(two runs of one set) are summarised side by side, each row labelled by its file. `compare`
+takes runs by their number in the history a run keeps beside its report (history.py), and
+says what moved beyond the timing's noise (compare.py); with no run named, the last two.
 """
 
 from __future__ import annotations
@@ -24,9 +26,18 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench import faults
+from pytest_kernelbench.gpu import timing
 from pytest_kernelbench.record import CaseKey, Record
-from pytest_kernelbench.reporting import plots, report, resume, scoring, upstream_results
-from pytest_kernelbench.settings import FIELD_DEFAULTS, parse_p, summary_ps
+from pytest_kernelbench.reporting import (
+    compare,
+    history,
+    plots,
+    report,
+    resume,
+    scoring,
+    upstream_results,
+)
+from pytest_kernelbench.settings import FIELD_DEFAULTS, REPORT_DEFAULT, parse_p, summary_ps
 
 
 class MergeError(Exception):
@@ -160,13 +171,8 @@ def _disagreement(key: CaseKey, first: tuple[Path, Record], second: tuple[Path, 
         parts = [words for part, words in _FINGERPRINT_PARTS.items()
                  if prints[0].get(part) != prints[1].get(part)]
         how = f"{a.get('status')} in both, from different {' and '.join(parts) or 'runs'}"
-    return (f"{first_path} and {second_path} disagree on {_name(key)} ({how}): they are two "
+    return (f"{first_path} and {second_path} disagree on {compare.name(key)} ({how}): they are two "
             "runs, not shards of one; `compare` lists what changed")
-
-
-def _name(key: CaseKey) -> str:
-    set_name, level, problem_id, sample = key
-    return f"{set_name} level{level}/{problem_id} {sample}"
 
 
 def parse_floor(text: str) -> tuple[str, float]:
@@ -188,47 +194,6 @@ def below_floors(rows: list[dict[str, Any]], floors: list[tuple[str, float]]) ->
     return [f"{row['candidate_set']} level {row['level']}: {name} {row[name]:.3f} < {floor:g}"
             for row in rows for name, floor in floors
             if row[name] is not None and row[name] < floor]
-
-
-def compare(before: list[Record], after: list[Record], threshold: float = 0.05) -> tuple[list[str], bool]:
-    """Lines on what changed between two runs of the same cases, and whether anything that was
-    correct no longer is (a regression): first every status change (a verdict that flipped, or
-    a correct case now read `passed` rather than `slower`), then the speedups of the cases whose
-    status held that moved by more than threshold (relative)."""
-    old = {resume.record_key(r): r for r in before}
-    statuses, speedups, regressed = [], [], False
-    for record in sorted(after, key=resume.record_key):
-        key = resume.record_key(record)
-        if key not in old:
-            continue
-        was, now = old[key], record
-        moved = _speedup_change(was, now)
-        if was.get("status") != now.get("status"):
-            regressed |= bool(was.get("correct")) and not now.get("correct")
-            statuses.append(f"{_name(key)}: {_status_change(was, now)}")
-        elif moved is not None and abs(moved) > threshold:
-            speedups.append(f"{_name(key)}: speedup {was['speedup']:.3f} -> "
-                            f"{now['speedup']:.3f} ({moved:+.1%})")
-    return statuses + speedups, regressed
-
-
-def _speedup_change(was: Record, now: Record) -> float | None:
-    before, after = was.get("speedup"), now.get("speedup")
-    if before and after:
-        return after / before - 1
-    return None
-
-
-def _status_change(was: Record, now: Record) -> str:
-    """'now fails (passed -> mismatch: ...)', 'now passes (...)' or, where the case stayed
-    correct or stayed wrong, 'slower -> passed (speedup 0.980 -> 1.040)'."""
-    change = f"{was.get('status')} -> {now.get('status')}"
-    if bool(was.get("correct")) != bool(now.get("correct")):
-        what = "now fails" if was.get("correct") else "now passes"
-        return f"{what} ({change}" + (f": {now['error']}" if now.get("error") else "") + ")"
-    if _speedup_change(was, now) is not None:
-        return f"{change} (speedup {was['speedup']:.3f} -> {now['speedup']:.3f})"
-    return change + (f" ({now['error']})" if now.get("error") else "")
 
 
 @dataclass(frozen=True)
@@ -329,12 +294,25 @@ def argument_parser() -> argparse.ArgumentParser:
                          metavar="NAME=VALUE",
                          help="exit 1 when a summary figure of any set and level is below VALUE, "
                          "e.g. fast_1=0.4 (repeatable)")
-    against = commands.add_parser("compare", help="what changed between two runs")
-    against.add_argument("before", type=Path)
-    against.add_argument("after", type=Path)
-    against.add_argument("--threshold", type=float, default=0.05,
-                         help="report speedups that moved by more than this fraction "
-                         "(default: 0.05)")
+    against = commands.add_parser("compare", help="what moved beyond the timing's noise between "
+                                  "two runs (default: the last two of the history)")
+    against.add_argument("before", nargs="?", metavar="BEFORE",
+                         help="a run: its number in the history, latest, or a report or stream "
+                         "(default: the run before the latest)")
+    against.add_argument("after", nargs="?", metavar="AFTER",
+                         help="a run, named alike (default: the latest)")
+    against.add_argument("--history", type=Path, default=Path(REPORT_DEFAULT), metavar="PATH",
+                         help="the history that numbers the runs: its folder, or the report that "
+                         f"keeps it (default: {REPORT_DEFAULT}, kept in "
+                         f"{history.folder_of(Path(REPORT_DEFAULT))})")
+    against.add_argument("--all", action="store_true",
+                         help="also list the moves within noise")
+    against.add_argument("--threshold", type=float, default=None, metavar="X",
+                         help="a speedup moved only where it moved by more than this fraction and "
+                         "its intervals are apart (default: how far identical code reads between "
+                         "runs on the runs' device: "
+                         + ", ".join(f"{value:g} on {kind}"
+                                     for kind, value in timing.RESOLUTION.items()) + ")")
     against.add_argument("--fail-on-regression", action="store_true",
                          help="exit 1 when a case that was correct no longer is")
     joined = commands.add_parser("merge", help="merge the reports of a run's shards")
@@ -388,14 +366,36 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_compare(args: argparse.Namespace, files: UpstreamFiles) -> int:
     try:
-        lines, regressed = compare(load(args.before, files)[1], load(args.after, files)[1],
-                                   args.threshold)
-    except (resume.ResumeError, OSError, ValueError) as exc:
-        print(f"kernelbench-report: {exc}", file=sys.stderr)
+        before, after = compared_paths(args.before, args.after, history_folder(args.history))
+        sides = [compare.Side.of(path, *load(path, files)) for path in (before, after)]
+    except (history.HistoryError, resume.ResumeError, OSError, ValueError) as exc:
+        print(f"kernelbench-report: compare: {exc}", file=sys.stderr)
         return 2
-    print("\n".join(lines) if lines else "no status changed, no speedup moved by more "
-          f"than {args.threshold:.0%}")
-    return 1 if regressed and args.fail_on_regression else 0
+    comparison = compare.compare(sides[0], sides[1], args.threshold)
+    print("\n".join(compare.lines(comparison, noise=args.all)))
+    within = comparison.count(compare.NOISE)
+    if within and not args.all:
+        print(f"{within} move(s) within noise not listed (--all lists them)")
+    return 1 if comparison.regressed and args.fail_on_regression else 0
+
+
+def history_folder(path: Path) -> Path:
+    """--history: a report (or its stream) names the history kept beside it; else a folder."""
+    return history.folder_of(path) if path.suffix in (".json", ".jsonl") else path
+
+
+def compared_paths(before: str | None, after: str | None, folder: Path) -> tuple[Path, Path]:
+    """The two runs to compare: as named, the one named against the latest, or with no name
+    the last two of the history."""
+    if before is not None:
+        return (history.resolve(before, folder),
+                history.resolve(after if after is not None else history.LATEST, folder))
+    held = history.entries(folder)
+    if len(held) < 2:
+        raise history.HistoryError(
+            f"no two runs to compare in {history.shown(folder)} ({history.numbers_held(held)}): "
+            "name them (compare BEFORE AFTER), or the history (--history)")
+    return held[-2].path, held[-1].path
 
 
 def run_plot(merged: report.Report, output: Path) -> int:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import math
 import platform
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -172,11 +174,15 @@ def fallback_lines(records: list[Record]) -> list[str]:
     return lines
 
 
-def environment(confine_mode: str = "auto") -> dict[str, Any]:
-    """Where the numbers came from, and what confined the candidates (see confine.py)."""
+def environment(confine_mode: str = "auto", written: datetime | None = None) -> dict[str, Any]:
+    """Where and when the numbers came from, and what confined the candidates (see confine.py).
+    written: when the report is written (`date`, UTC); `commit`: git_commit of the folder the
+    run started in."""
     import torch
 
     info = {
+        "date": None if written is None else written.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": git_commit(Path.cwd()),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "torch": torch.__version__,
@@ -189,6 +195,18 @@ def environment(confine_mode: str = "auto") -> dict[str, Any]:
         info["gpu"] = torch.cuda.get_device_name()
         info["driver"] = devices.driver_version()
     return info
+
+
+def git_commit(folder: Path) -> str | None:
+    """The commit a folder's git checkout is at, with `-dirty` where tracked files differ from
+    it (tags left out: a hash names one commit on every machine); None outside a checkout or
+    without git."""
+    command = ["git", "describe", "--always", "--dirty", "--abbrev=12", "--exclude=*"]
+    try:
+        done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
 
 
 def summary_rows(rows: list[SetSummary]) -> list[dict[str, Any]]:

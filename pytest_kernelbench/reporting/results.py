@@ -11,11 +11,12 @@ knows about pytest.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from typing import Any
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.record import CaseKey, Fingerprint, Record, set_fingerprint
-from pytest_kernelbench.reporting import feedback, plots, report, resume, scoring
+from pytest_kernelbench.reporting import feedback, history, plots, report, resume, scoring
 from pytest_kernelbench.settings import Settings
 
 # Every xdist worker plans every build; the one that ran it says more than those that found it
@@ -42,6 +43,9 @@ class RunResults:
         self.not_run: dict[CaseKey, Record] = {}
         self.unfinished = 0
         self.resume_command: str | None = None
+        # The report as written, and the run's copy in the report's history (history.py).
+        self.written: report.Report | None = None
+        self.kept: history.Entry | None = None
 
     def open_stream(self, resumed: dict[CaseKey, Record]) -> None:
         """Stream records beside the report from now on, starting with the resumed ones."""
@@ -107,7 +111,8 @@ class RunResults:
         if path is None or not records:
             return
         rows, upstream_rows = self.summaries()
-        env = report.environment(self.settings.confine)
+        now = datetime.now(timezone.utc)
+        env = report.environment(self.settings.confine, now)
         entered = sorted({mode for r in records if (mode := r.get("confinement"))})
         if entered:  # what the workers entered, not only what the kernel offers
             env["confinement"] = "; ".join(entered)
@@ -117,8 +122,12 @@ class RunResults:
         # the worker ends, which an interrupted run's workers may not do.
         self.add_builds([entry for r in records if (entry := r.get("prebuild"))])
         document["builds"] = self.builds
+        text = report.dump_json(document)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(report.dump_json(document))
+        path.write_text(text)
+        self.written = document
+        # Once per run: only the process that writes the report gets here, once, at its end.
+        self.kept = history.keep(path, text, now)
 
     def completion(self) -> report.Completion:
         """The report's word on whether the run covered every case it selected."""
