@@ -60,8 +60,9 @@ def rss_bytes(pid: int) -> int:
         return 0
 
 
-def main(argv: list[str]) -> int:
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *MAIN_JOB, *argv]
+def measured(command: list[str]) -> tuple[int, list[str]]:
+    """Run command, sampling its process tree's memory; print the wall time and the peaks.
+    Its exit status and its output lines."""
     started = time.monotonic()
     job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak_sum = peak_one = peak_pss = 0
@@ -80,8 +81,14 @@ def main(argv: list[str]) -> int:
     print(f"wall {wall // 60:.0f} min {wall % 60:.0f} s; peak memory of the tree: "
           f"PSS {peak_pss / 1e9:.2f} GB, RSS summed {peak_sum / 1e9:.2f} GB, "
           f"largest process's RSS {peak_one / 1e9:.2f} GB")
+    return job.returncode, output
+
+
+def main(argv: list[str]) -> int:
+    code, output = measured([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                             *MAIN_JOB, *argv])
     print(output[-1].strip() if output else "(no output)")
-    return job.returncode
+    return code
 
 
 if __name__ == "__main__":
