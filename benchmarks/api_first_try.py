@@ -10,7 +10,6 @@ Prints the wall time and memory, then the record's status and the seconds each s
 
 from __future__ import annotations
 
-import json
 import sys
 
 from main_job import measured
