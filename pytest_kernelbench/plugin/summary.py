@@ -32,6 +32,8 @@ def write(terminal: Any, results: RunResults, plan: RunPlan, plot_line: str | No
     if rows:  # else each selected problem is a problem_error: tables would be headers only
         for text in report.render_table(rows, settings.summary_ps).splitlines():
             line(text)
+        for text in report.wrapped(report.unshown_lines(rows, settings.summary_ps)):
+            line(text, yellow=True)
         line(report.GEOMEAN_NOTE)
         for text in report.wrapped(report.at_k_lines(rows, settings.p)):
             line(text)
@@ -44,6 +46,8 @@ def write(terminal: Any, results: RunResults, plan: RunPlan, plot_line: str | No
                            "allclose only, inputs may change, no cheat checks, means")
         for text in report.render_table(upstream_rows, settings.summary_ps).splitlines():
             line(text)
+        for text in report.wrapped(report.unshown_lines(upstream_rows, settings.summary_ps)):
+            line(text, yellow=True)
     else:
         line(f"kernelbench: {report.unjudged_line(records)}", red=True)
     if settings.report_path is not None:  # where the report and the plots went
