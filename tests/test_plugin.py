@@ -511,6 +511,18 @@ def test_a_run_from_a_folder_with_its_own_tests_only_evaluates(kb):
     assert "test_unrelated" not in result.stdout.str()
 
 
+def test_the_header_names_no_testpaths_that_the_evaluation_does_not_use(kb):
+    kb.pytester.makeini("[pytest]\ntestpaths = tests\n")
+    kb.pytester.mkdir("tests")
+    kb.pytester.makepyfile(**{"tests/test_unrelated": "def test_x():\n    assert False\n"})
+    plain = kb.pytester.runpytest(*kb.plugin_args, "--collect-only")
+    plain.stdout.fnmatch_lines(["testpaths: tests", "*test_unrelated*"])  # the ini's, in use
+    result = kb.run("good", args=("--collect-only",))
+    result.stdout.no_fnmatch_line("testpaths: *")
+    assert "test_unrelated" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*9 tests collected*"])
+
+
 HOSTILE = {
     "mutates_input": ("test_correct", "mutated_input", "modified in place"),
     "patches_torch": ("test_correct", "mismatch", "differ"),

@@ -44,6 +44,12 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = options.read_settings(config)
     if settings is None:
         return
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        # `pytest --kb-candidates=X` alone evaluates and collects nothing from the ini's
+        # testpaths (pytest_ignore_collect): the run's arguments become what pytest takes
+        # without testpaths, so that its header names no folder the run does not use.
+        config.args = [str(config.invocation_params.dir)]
+        config.args_source = pytest.Config.ArgsSource.INVOCATION_DIR
     run = KernelBenchRun.start(config, settings)
     config.stash[RUN_KEY] = run
     config.pluginmanager.register(run, "kernelbench-run")
