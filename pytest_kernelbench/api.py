@@ -59,9 +59,11 @@ from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
 from pytest_kernelbench.suite.manifest import Entry, load_manifest
 
 SET_NAME = "api"
-# Settings that only the pytest run uses (where files go, which problems it collects).
+# Settings that only the pytest run uses (where files go, which problems it collects, what its
+# terminal shows).
 _RUN_ONLY = {"problems_dir", "candidate_dirs", "levels", "tags", "report_path", "costs_path",
-             "compare_path", "shard", "resume_path", "feedback_dir", "plot_dir", "device"}
+             "compare_path", "shard", "resume_path", "feedback_dir", "plot_dir", "device",
+             "summary_cases", "benchmark_table"}
 OPTIONS = sorted(f.name for f in dataclasses.fields(Settings)
                  if f.init and f.name not in _RUN_ONLY)
 IN_FLIGHT = 256  # unsettled attempts of submit before it blocks: an RL step's batch at most

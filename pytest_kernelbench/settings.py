@@ -101,6 +101,8 @@ FRACTION = NumberRule(float, "expected a number, got {value}", lambda v: 0 <= v 
 JOBS = NumberRule(int, "expected a whole number, got {value}", lambda v: v >= 0,
                   "expected a number >= 0, got {value}")
 SEED = NumberRule(int, "seed must be a whole number, got {value}", lambda v: True, "")
+CASES = NumberRule(int, "expected a number >= 0 or all, got {value}", lambda v: v >= 0,
+                   "expected a number >= 0 or all, got {value}")
 
 parse_p = P.parse
 parse_tolerance = TOLERANCE.parse
@@ -195,6 +197,20 @@ def parse_on_off(text: str) -> bool:
     if text not in ("on", "off"):
         raise argparse.ArgumentTypeError(f"must be on or off, got {text!r}")
     return text == "on"
+
+
+def check_cases(value: Any) -> int | None:
+    """How many of the fastest and of the slowest timed cases the summary lists: a number >= 0,
+    or None for every case."""
+    return None if value is None else int(CASES.check(value))
+
+
+def parse_cases(text: str) -> int | str:
+    """'5' -> 5, 'all' -> 'all' (the field's None, every case: the option's to_field; a None
+    here would read as an option not given)."""
+    if isinstance(text, str) and text.strip().lower() == "all":
+        return "all"
+    return int(CASES.parse(text))
 
 
 def check_switch(value: Any) -> bool:
@@ -458,6 +474,16 @@ OPTIONS: tuple[Option, ...] = (
            "instead), a log record from the Python API (default: {default}).", "SECONDS",
            parse_seconds,
            check=SECONDS.check),
+    Option("--kb-cases", "summary_cases", "above the summary's tables, list the N fastest and "
+           "the N slowest timed cases (speedup, interval, verdict) and every failure (status, "
+           "reason); all lists every case (default: {default}).", "N|all", parse_cases,
+           shown=lambda value: "all" if value is None else str(value), check=check_cases,
+           to_field=lambda value: None if value == "all" else value),
+    Option("--kb-benchmark-table", "benchmark_table", "also show pytest-benchmark's table of "
+           "each candidate's timed calls, which is hidden unless this, --benchmark-compare, "
+           "--benchmark-histogram, --benchmark-cprofile or --benchmark-verbose asks for it; its "
+           "JSON and saved runs are written either way.", kind="switch",
+           check=check_switch),
     Option("--kb-report", "report_path", "write the JSON report here, and keep a numbered copy "
            "of it in history/<its name>/ beside it; 'none' writes nothing "
            "(default: {default}).", "PATH", kind="report", shown=lambda _: REPORT_DEFAULT),
@@ -518,6 +544,8 @@ class Settings:
     feedback_dir: Path | None = None
     profile: bool = False  # Nsight Compute metrics per kernel (ncu.py)
     plot_dir: Path | None = None
+    summary_cases: int | None = 5  # timed cases the terminal summary lists; None: all
+    benchmark_table: bool = False  # pytest-benchmark's own table, shown before the summary
     heartbeat_s: float = 30.0  # how often a long stage is said to be running (heartbeat.py)
     # Resolved, not given:
     summary_ps: tuple[float, ...] = field(init=False)  # fast_0, fast_1 and fast_p

@@ -157,7 +157,11 @@ def test_every_speed_verdict_counts_alike_in_its_item_record_summary_and_report_
     assert (fast_1(merged["summary"]), fast_1(merged["summary_upstream"])) == (0.2, 0.6)
     capsys.readouterr()
     assert cli.main(["summary", *shards]) == 0
-    assert "| 0.800  | 0.200  |" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # case 3's 1.01 is above p, and its interval 0.99-1.03 does not show it: the cell says so
+    assert "| 0.800  | 0.200* |" in out
+    assert "*fast_1: 1 correct problem(s) read a speedup above 1 that their timing does not " \
+        "show" in " ".join(out.split())
 
     # A resumed run: the merged report's records reused as they were.
     reused = resume.reusable(resume.read_records(merged_path), fingerprints)
@@ -177,3 +181,19 @@ def test_a_report_made_before_fast_was_written_counts_by_the_same_rule(tmp_path,
     merged = json.loads(merged_path.read_text())
     assert (fast_1(merged["summary"]), fast_1(merged["summary_upstream"])) == (0.2, 0.6)
     assert merged["summary"][0]["fast_0"] == 0.8
+
+
+def test_a_summary_at_a_p_the_run_did_not_judge_says_which_cells_unshown_speedups_hold_down(
+        tmp_path, capsys):
+    # The main job on a CPU: speedups of eager against itself, no interval, judged at p = 1.
+    thin = [{**record(n, "inconclusive", speedup), "compiled": True, "correct": True,
+             "speedup_interval": [0.0, float("inf")], "speedup_margin": 0.2,
+             "fast": {"0": True, "1": False}}
+            for n, speedup in ((1, 0.987), (2, 1.01), (3, 0.85))]
+    assert cli.main(["summary", write_report(tmp_path / "run.json", thin), "--p", "0.9"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].startswith("| r1  | 1     | 3        |") and "| 0.000*   |" in lines[2]
+    assert " ".join(line.strip() for line in lines[3:]) == (
+        "*fast_0.9: 2 correct problem(s) read a speedup above 0.9 that their timing does not "
+        "show (no interval and too small a lead, or an interval that holds 0.9), so count as not "
+        "fast: 2 in r1 level1")

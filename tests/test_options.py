@@ -38,10 +38,19 @@ def test_unknown_levels_are_rejected(text):
     (options.parse_fraction, "1.5", "expected a fraction"),
     (options.parse_jobs, "-2", ">= 0"),
     (options.parse_hours, "soon", "expected hours"),
+    (options.parse_cases, "-1", "expected a number >= 0 or all, got -1"),
+    (options.parse_cases, "most", "expected a number >= 0 or all, got 'most'"),
 ])
 def test_bad_values_get_a_message_a_person_can_act_on(parse, text, message):
     with pytest.raises(argparse.ArgumentTypeError, match=message):
         parse(text)
+
+
+@pytest.mark.parametrize(("text", "field"), [("0", 0), ("12", 12), ("all", None), (" ALL ", None)])
+def test_the_case_count_takes_a_number_or_all(text, field):
+    [option] = [option for option in options.OPTIONS if option.flag == "--kb-cases"]
+    assert option.to_field(option.parse(text)) == field
+    assert option.check(field) == field
 
 
 @pytest.mark.parametrize("text", ["auto", "cpu", "cuda", "cuda:1"])
@@ -74,6 +83,7 @@ def test_help_lists_every_option(kb):
     (["--kb-costs=no/such.json"], "*--kb-costs: no such file: no/such.json*"),
     (["--kb-upstream-rules=v2"], "*--kb-upstream-rules: upstream rules must be v0 or main*"),
     (["--kb-build-headers=maybe"], "*--kb-build-headers: must be on or off, got 'maybe'*"),
+    (["--kb-cases=some"], "*--kb-cases: expected a number >= 0 or all, got 'some'*"),
 ])
 def test_bad_options_are_one_line_usage_errors(kb, args, message):
     result = kb.run("good", args=tuple(args))
@@ -115,11 +125,12 @@ def test_every_option_has_its_default_written_once_and_shown_in_readme():
 
 def test_ini_twins_set_what_the_flags_set(kb):
     kb.pytester.makeini("[pytest]\nkb_trials = 2\nkb_allow_input_changes = true\n"
-                        "kb_upstream_rules = main\nkb_level = 1\n")
+                        "kb_upstream_rules = main\nkb_level = 1\nkb_cases = all\n")
     result = kb.run("good", args=("-k", "ReLU", "--kb-p=0"))
     config = kb.report()["config"]
     assert (config["trials"], config["allow_input_changes"], config["upstream_rules"],
-            config["levels"]) == (2, True, "main", [1]), result.stdout.str()[-400:]
+            config["levels"], config["summary_cases"]) == (2, True, "main", [1], None), \
+        result.stdout.str()[-400:]
 
 
 def test_a_bad_ini_value_names_the_ini_option(kb):

@@ -48,11 +48,26 @@ def test_a_good_set_compiles_and_passes_correctness(kb):
     result.stdout.fnmatch_lines([
         "*kernelbench: fast_p on cpu*",
         "missing: 1 problem(s) have no candidate in set good, counted as not correct",
+        "timed: 3 case(s), fastest first (speedup, 95% interval, verdict)",
+        *["  * level?/?_*[[]good-s0[]]"] * 3,  # passed, or inconclusive on a busy host
         "| set *| level *| problems *| missing *| compiled *| correct *| fast_0 *| fast_1 *|*",
         "*",
         "| good *| 1 *| 3 *| 1 *| 2 *| 2 *| 0.667 *|*",
         "| good *| 2 *| 1 *| 0 *| 1 *| 1 *| 1.000 *|*",
     ], consecutive=True)
+    listed = [line for line in result.stdout.lines if line.endswith("[good-s0]")]
+    speedups = [float(line.split()[0].rstrip("x")) for line in listed if "x " in line]
+    assert speedups == sorted(speedups, reverse=True)  # fastest first
+    assert "Name (time in" not in result.stdout.str()  # pytest-benchmark's table: not asked for
+
+
+def test_pytest_benchmark_s_table_shows_when_asked_and_its_json_is_written_either_way(kb):
+    assert json.loads(good_run(kb).files["bench.json"])["benchmarks"]  # written, table hidden
+    result = kb.run("good", args=("-m", "kb_speed", "--kb-p=0", "--kb-trials=1",
+                                  "--kb-benchmark-table"))
+    text = result.stdout.str()
+    assert "Name (time in" in text  # its table, before the kernelbench section
+    assert text.index("Name (time in") < text.index("kernelbench: fast_p on cpu")
 
 
 def test_the_json_report_holds_environment_config_and_one_record_per_sample(kb):
@@ -169,6 +184,10 @@ def test_missing_candidates_make_no_items_but_are_counted_and_reported(kb):
     result.stdout.no_fnmatch_line("*SKIPPED*no candidate*")
     result.stdout.fnmatch_lines([
         "missing: 1 problem(s) have no candidate in set upstream_run, counted as not correct",
+        "timed: 2 case(s), fastest first (speedup, 95% interval, verdict)",
+        *["  * level1/?_*[[]upstream_run-s?[]]"] * 2,
+        "failed: 1 case(s) (status, case: why)",
+        "  mismatch  level1/1_*[[]upstream_run-s1[]]: trial 0 *",
         "| set *",
         "*",
         "| upstream_run *| 1 *| 3 *| 1 *| 2 *| 2 *| 0.667 *|*",
@@ -277,6 +296,25 @@ def test_every_failure_kind_gets_its_status_and_message_and_the_run_goes_on(brok
     result.stdout.fnmatch_lines(["*SKIPPED*compile failed (syntax_error)*"])
     result.stdout.fnmatch_lines(["*SKIPPED*correct failed (crashed)*"])
     assert result.parseoutcomes()["failed"] == len(BROKEN)
+
+
+def test_the_section_comes_last_and_names_every_failure_with_its_status_and_reason(broken):
+    result, records = broken
+    lines = result.stdout.lines
+    start = next(n for n, line in enumerate(lines) if "kernelbench: fast_p on cpu" in line)
+    # after pytest's own short summary (its FAILED lines): the last thing before its result line
+    assert any("short test summary info" in line for line in lines[:start])
+    end = max(n for n, line in enumerate(lines) if re.match(r"=+ \d+ failed", line))
+    assert lines[end - 1].startswith("kernelbench report: ") and end - 1 > start
+    section = lines[start:end]
+    failed = [r for r in records.values() if r["status"] in
+              {status for _, status, _ in BROKEN.values()} | {"unsupported_device"}]
+    assert f"failed: {len(failed)} case(s) (status, case: why)" in section
+    for record in failed:
+        label = f"level1/2_ReLU[broken-{record['sample']}]: "
+        [line] = [line for line in section if label in line]
+        assert line.split()[0] == record["status"]
+        assert line.partition(label)[2][:30] == record["error"][:30]
 
 
 def test_a_cuda_only_candidate_is_skipped_on_cpu(broken):
@@ -514,6 +552,18 @@ def test_a_run_from_a_folder_with_its_own_tests_only_evaluates(kb):
     kb.pytester.makepyfile(test_unrelated="def test_x():\n    assert False\n")
     result = kb.run("good", args=("--collect-only", "-q"))
     assert "test_unrelated" not in result.stdout.str()
+
+
+def test_the_header_names_no_testpaths_that_the_evaluation_does_not_use(kb):
+    kb.pytester.makeini("[pytest]\ntestpaths = tests\n")
+    kb.pytester.mkdir("tests")
+    kb.pytester.makepyfile(**{"tests/test_unrelated": "def test_x():\n    assert False\n"})
+    plain = kb.pytester.runpytest(*kb.plugin_args, "--collect-only")
+    plain.stdout.fnmatch_lines(["testpaths: tests", "*test_unrelated*"])  # the ini's, in use
+    result = kb.run("good", args=("--collect-only",))
+    result.stdout.no_fnmatch_line("testpaths: *")
+    assert "test_unrelated" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*9 tests collected*"])
 
 
 HOSTILE = {

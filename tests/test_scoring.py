@@ -75,6 +75,31 @@ def test_the_upstream_table_counts_by_upstreams_rule_not_by_this_harness_interva
         assert upstream_row.correct == 1
 
 
+def test_a_problem_whose_speedup_reads_above_p_without_its_timing_showing_it_is_counted_apart():
+    # The main job on a CPU at p=0.9: 0.99 with no interval needs more than 0.9 * 1.2 to show.
+    thin = {**record(1, speedup=0.99, status="inconclusive"), "speedup_margin": 0.2,
+            "speedup_interval": [0.0, math.inf]}
+    across = {**record(2, speedup=1.05, status="inconclusive"), "speedup_margin": 0.0,
+              "speedup_interval": [0.95, 1.15]}
+    shown = {**record(3, speedup=1.3), "speedup_margin": 0.0, "speedup_interval": [1.2, 1.4]}
+    slower = {**record(4, speedup=0.5, status="slower"), "speedup_margin": 0.0,
+              "speedup_interval": [0.45, 0.55]}
+    cheat = {**record(5, speedup=3.0, status="cheat"), "speedup_margin": 0.0,
+             "speedup_interval": [2.5, 3.5]}  # its speed item failed: no timing held it down
+    best = [{**thin, "problem_id": 6}, {**shown, "problem_id": 6, "sample": "s1"}]
+    records = [thin, across, shown, slower, cheat, record(7, correct=False), *best]
+    [row] = scoring.summarize(records, [0.0, 0.9, 1.0])
+    assert row.fast == {0.0: 5 / 7, 0.9: 3 / 7, 1.0: 2 / 7}
+    # at 0.9 the interval 0.95-1.15 shows it; at 1 it holds p, and 0.99 is not above it
+    assert row.unshown == {0.0: 0, 0.9: 1, 1.0: 1}
+    assert scoring.unshown([slower, cheat, record(7, correct=False)], 0.4) == 0
+    # upstream's rule is the speedup alone: nothing it has is held down by a timing
+    [upstream_row] = scoring.summarize_upstream(
+        [{**r, "upstream": {"rules": "v0", "compiled": True, "correct": r["correct"],
+                            "speedup": r["speedup"]}} for r in records], [0.9, 1.0])
+    assert upstream_row.unshown == {0.9: 0, 1.0: 0}
+
+
 def test_an_incorrect_sample_never_counts_however_fast():
     assert scoring.fast_p([record(1, correct=False, speedup=50.0)], 0.0) == 0.0
 
@@ -125,7 +150,8 @@ def test_the_summary_table_and_its_notes_fit_in_a_hundred_columns():
     from pytest_kernelbench.reporting import report
 
     rows = [scoring.SetSummary("reference", level, 250, 0, 250, 250, {0.0: 1.0, 1.0: 0.333,
-                                                                      2.0: 0.125}, 10.959)
+                                                                      2.0: 0.125}, 10.959,
+                               unshown={1.0: 12, 2.0: 3})  # marked cells: no wider
             for level in (1, 2, 3)]
     for ps in ([0.0, 1.0], [0.0, 1.0, 2.0]):
         table = report.render_table(rows, ps).splitlines()

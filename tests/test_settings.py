@@ -39,6 +39,7 @@ BAD_VALUES = [
     ("device", "gpu", "--kb-device=gpu"),
     ("levels", (4,), "--kb-level=4"),
     ("shard", (3, 2), "--kb-shard=3/2"),
+    ("summary_cases", -1, "--kb-cases=-1"),
 ]
 
 

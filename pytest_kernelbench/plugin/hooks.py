@@ -44,6 +44,13 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = options.read_settings(config)
     if settings is None:
         return
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        # `pytest --kb-candidates=X` alone evaluates and collects nothing from the ini's
+        # testpaths (pytest_ignore_collect): the run's arguments become what pytest takes
+        # without testpaths, so that its header names no folder the run does not use.
+        config.args = [str(config.invocation_params.dir)]
+        config.args_source = pytest.Config.ArgsSource.INVOCATION_DIR
+    summary.hide_benchmark_table(config, settings.benchmark_table)
     run = KernelBenchRun.start(config, settings)
     config.stash[RUN_KEY] = run
     config.pluginmanager.register(run, "kernelbench-run")
@@ -303,14 +310,19 @@ class KernelBenchRun:
             if name == "kernelbench" and isinstance(value, dict):
                 self.results.add(from_json(value["record"]), value["stage"])
 
-    @pytest.hookimpl(trylast=True)  # after pytest-benchmark's tables: fast_p is read last
-    def pytest_terminal_summary(self, terminalreporter, config: pytest.Config) -> None:
-        # The report is already written (pytest_sessionfinish); this only displays.
-        if xdist_worker(config) is not None or not self.results.all_records() \
-                or config.get_verbosity() < -1:
-            return
-        summary.write(terminalreporter, self.results, self.plan, self.plot_line,
-                      config.get_verbosity() > 0)
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter, config: pytest.Config):
+        # Around every other part of the summary, pytest's own short summary (its FAILED
+        # lines) and any plugin's (pytest-benchmark's table) included: the section is drawn
+        # after them all, the last thing before pytest's result line, where it is read.
+        try:
+            return (yield)
+        finally:
+            # The report is already written (pytest_sessionfinish); this only displays.
+            if xdist_worker(config) is None and self.results.all_records() \
+                    and config.get_verbosity() >= -1:
+                summary.write(terminalreporter, self.results, self.plan, self.plot_line,
+                              config.get_verbosity() > 0)
 
 
 def start_builds(config: pytest.Config, settings: Settings, device: str,

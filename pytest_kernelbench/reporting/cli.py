@@ -263,6 +263,8 @@ def print_summary(summary: Summary, floors: list[tuple[str, float]]) -> int:
         print(f"kernelbench-report: {report.unjudged_line(summary.records)}")
         return 1 if floors else 0
     print(report.render_table(summary.rows, summary.ps))
+    for line in report.wrapped(report.unshown_lines(summary.rows, summary.ps)):
+        print(line)
     for line in summary.at_k:
         print(line)
     try:

@@ -13,9 +13,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict
 
-from pytest_kernelbench import confine
+from pytest_kernelbench import confine, faults
 from pytest_kernelbench.faults import MISSING, NOT_RUN, PROBLEM_ERROR
 from pytest_kernelbench.gpu import devices
+from pytest_kernelbench.judge import fast
 from pytest_kernelbench.record import Record
 from pytest_kernelbench.reporting.scoring import SetSummary
 from pytest_kernelbench.settings import Settings
@@ -38,9 +39,13 @@ def format_p(p: float) -> str:
     return f"{p:g}"
 
 
+UNSHOWN_MARK = "*"  # a fast_p cell that speedups above p, not shown to be, hold down
+
+
 def render_table(rows: list[SetSummary], ps: Sequence[float]) -> str:
     """The fast_p table at the thresholds ps (a run's Settings.summary_ps, or those asked for);
-    each row must hold them."""
+    each row must hold them. A cell that unshown speedups hold down is marked (unshown_lines
+    says how many)."""
     import tabulate
 
     headers = ["set", "level", "problems", "missing", "compiled", "correct",
@@ -49,7 +54,7 @@ def render_table(rows: list[SetSummary], ps: Sequence[float]) -> str:
     for row in rows:
         body.append([
             row.candidate_set, row.level, row.problems, row.missing, row.compiled, row.correct,
-            *[f"{row.fast[x]:.3f}" for x in ps],
+            *[f"{row.fast[x]:.3f}" + (UNSHOWN_MARK if row.unshown.get(x) else "") for x in ps],
             "-" if row.geomean_speedup is None else f"{row.geomean_speedup:.3f}x",
         ])
     # tabulate pads headers by two spaces more than the widest cell; without it the table of
@@ -76,6 +81,23 @@ def wrapped(lines: list[str]) -> list[str]:
             or [""]]
 
 
+def unshown_lines(rows: list[SetSummary], ps: Sequence[float]) -> list[str]:
+    """Per p whose cells are marked, one line: how many problems read a speedup above p that
+    their timing does not show, and so count as not fast (judge/fast.py), row by row. Without
+    it, a column of 0.000 over speedups of 0.99 at p=0.9 reads as a fault of the table."""
+    lines = []
+    for x in ps:
+        held = [(row, row.unshown[x]) for row in rows if row.unshown.get(x)]
+        if not held:
+            continue
+        where = ", ".join(f"{count} in {row.candidate_set} level{row.level}" for row, count in held)
+        lines.append(f"{UNSHOWN_MARK}fast_{format_p(x)}: {sum(count for _, count in held)} "
+                     f"correct problem(s) read a speedup above {format_p(x)} that their timing "
+                     f"does not show (no interval and too small a lead, or an interval that "
+                     f"holds {format_p(x)}), so count as not fast: {where}")
+    return lines
+
+
 def at_k_lines(rows: list[SetSummary], p: float) -> list[str]:
     """pass@k and fast_p@k of the sets with several samples per problem, a line each."""
     lines = []
@@ -86,6 +108,59 @@ def at_k_lines(rows: list[SetSummary], p: float) -> list[str]:
             lines.append(f"{row.candidate_set} level {row.level}: {passes}; {fasts} "
                          "(unbiased estimates over each problem's samples)")
     return lines
+
+
+def case_label(record: Record) -> str:
+    """A case as its items name it: level1/19_ReLU[r1-s0]."""
+    name = f"_{record['problem']}" if record.get("problem") else ""
+    return (f"level{record['level']}/{record['problem_id']}{name}"
+            f"[{record['candidate_set']}-{record['sample']}]")
+
+
+# Statuses that a line of their own counts above the tables (missing_lines, partial_line,
+# problem_lines): not repeated case by case.
+_COUNTED_APART = (MISSING, NOT_RUN, PROBLEM_ERROR)
+ERROR_CHARS = 40  # the fewest of a failure's reason its one line shows
+
+
+def case_lines(records: list[Record], shown: int | None) -> list[str]:
+    """The cases behind the tables: those the speed item timed to a verdict that is no
+    failure, fastest first (the `shown` fastest and slowest; None: all), then every failure
+    with its status and the start of its reason, a line each."""
+    timed = sorted((r for r in records if r.get("status") in fast.TIMED_STATUSES),
+                   key=lambda r: (r.get("speedup") is None, -(r.get("speedup") or 0.0),
+                                  case_label(r)))
+    lines = []
+    if timed and shown != 0:
+        lines.append(f"timed: {len(timed)} case(s), fastest first (speedup, 95% interval, "
+                     "verdict)")
+        rows = [_timed_line(r) for r in timed]
+        if shown is not None and len(rows) > 2 * shown:
+            rows[shown:-shown] = [f"  ... {len(rows) - 2 * shown} more "
+                                  "(--kb-cases=all lists every case)"]
+        lines += rows
+    failed = sorted(((status, r) for r in records if (status := r.get("status")) is not None
+                     and status not in (*fast.TIMED_STATUSES, *_COUNTED_APART)),
+                    key=lambda item: (item[1]["level"], item[1]["problem_id"],
+                                      item[1]["candidate_set"], item[1]["sample"]))
+    if failed:
+        width = max(len(status) for status, _ in failed)
+        lines.append(f"failed: {len(failed)} case(s) (status, case: why)")
+        for status, r in failed:
+            head = f"  {status:<{width}}  {case_label(r)}: "
+            # cut to the summary's width, but never to fewer characters of the reason than these
+            room = max(SUMMARY_WIDTH - len(head), ERROR_CHARS)
+            lines.append(head + faults.one_line(r.get("error") or "-", room))
+    return lines
+
+
+def _timed_line(record: Record) -> str:
+    speedup = record.get("speedup")
+    # None where the harness's clock set the speedup; an infinite upper end: too few calls
+    low, high = record.get("speedup_interval") or (None, None)
+    span = f"{low or 0.0:.3f}-{high:.3f}" if high is not None and math.isfinite(high) else "-"
+    return (f"  {'-' if speedup is None else f'{speedup:.3f}x':>8}  {span:<11}  "
+            f"{record['status']:<12}  {case_label(record)}")
 
 
 def problem_lines(records: list[Record]) -> list[str]:

@@ -30,6 +30,9 @@ class SetSummary:
     # (unbiased estimates over each problem's samples), for the k every problem has.
     pass_at_k: dict[int, float] = field(default_factory=dict)
     fast_at_k: dict[int, float] = field(default_factory=dict)
+    # p -> problems that do not count in fast_p though a correct, timed sample reads a speedup
+    # above p: its timing did not show it (unshown), which the table says rather than hides.
+    unshown: dict[float, int] = field(default_factory=dict)
 
 
 KS = (1, 5, 10, 100)
@@ -85,6 +88,22 @@ def fast_p(records: Iterable[Record], p: float, problems: int | None = None,
     return hits / total
 
 
+def reads_above(record: Record, p: float) -> bool:
+    """Whether a correct case, timed to a verdict that is no failure, reads a speedup above p,
+    shown or not."""
+    speedup = record.get("speedup")
+    return bool(record.get("correct")) and record.get("status") in fast.TIMED_STATUSES \
+        and speedup is not None and speedup > p
+
+
+def unshown(records: Iterable[Record], p: float, counts: Counts = fast.is_fast) -> int:
+    """Problems with no sample that counts as fast at p, but one that reads a speedup above
+    p: fast.fast_by_rule held it down, as its timing did not show the speedup above p (no
+    interval and too small a lead, or an interval that holds p)."""
+    return sum(not any(counts(r, p) for r in samples) and any(reads_above(r, p) for r in samples)
+               for samples in _by_problem(records).values())
+
+
 def geomean(values: Iterable[float | None]) -> float | None:
     logs = [math.log(v) for v in values if v is not None and v > 0 and math.isfinite(v)]
     return math.exp(sum(logs) / len(logs)) if logs else None
@@ -125,6 +144,7 @@ def summarize(records: Iterable[Record], ps: Iterable[float], p: float | None = 
                        for k in shared_ks(members)},
             fast_at_k={k: at_k(members, k, lambda r: counts(r, threshold))
                        for k in shared_ks(members)},
+            unshown={x: unshown(members, x, counts) for x in ps},
         ))
     return rows
 
