@@ -640,7 +640,12 @@ def test_a_time_the_harness_clock_cannot_settle_gives_no_speedup(monkeypatch):
 
     monkeypatch.setattr(timing, "clock_verdict",
                         lambda reported, baseline, candidate, slack: ("undecided", math.nan))
-    result = valid(evaluate(RELU, GOOD, **FAST))
+    result = valid(evaluate(RELU, GOOD, **{**FAST, "p": 0.5}))
     assert result["status"] == "inconclusive" and result["correct"]
-    assert result["speedup"] is None
-    assert any(flag.startswith("inconclusive: reported speedup") for flag in result["flags"])
+    assert result["speedup"] is None and not result["fast"]["0.5"]
+    assert any(flag.startswith("inconclusive: the harness's clock could neither confirm")
+               for flag in result["flags"])
+    assert any("never repeated their fastest" in flag for flag in result["flags"])
+    # At p=0 such a time still passes: any time at all is a speedup above 0.
+    result = valid(evaluate(RELU, GOOD, **FAST))
+    assert result["status"] == "passed" and result["speedup"] is None and result["fast"]["0"]
