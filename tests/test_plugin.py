@@ -305,7 +305,9 @@ def test_the_section_comes_last_and_names_every_failure_with_its_status_and_reas
     # after pytest's own short summary (its FAILED lines): the last thing before its result line
     assert any("short test summary info" in line for line in lines[:start])
     end = max(n for n, line in enumerate(lines) if re.match(r"=+ \d+ failed", line))
-    assert lines[end - 1].startswith("kernelbench report: ") and end - 1 > start
+    # its last lines: where the report went, and the run's number in the report's history
+    assert lines[end - 2].startswith("kernelbench report: ") and end - 2 > start
+    assert lines[end - 1].startswith("kernelbench history: run ")
     section = lines[start:end]
     failed = [r for r in records.values() if r["status"] in
               {status for _, status, _ in BROKEN.values()} | {"unsupported_device"}]

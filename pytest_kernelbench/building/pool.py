@@ -247,9 +247,9 @@ class BuildPool:
             build.seconds = time.perf_counter() - began  # began moved on by each pause
             ended = time.time()
             build.span = (ended - build.seconds - build.phases.get("paused_s", 0.0), ended)
-            builds.finish(build, process.returncode, overdue, self.timeout_s)
-            lock.close()  # type: ignore[attr-defined]
-            with self._changed:
+            with self._changed:  # wait_for sees the status only once on_done heard of it
+                builds.finish(build, process.returncode, overdue, self.timeout_s)
+                lock.close()  # type: ignore[attr-defined]
                 self._finished(build, started_at)
         return still
 
