@@ -8,6 +8,9 @@ The parent talks to each over two pipes (multiprocessing's Connection: pickled m
 A judge started with a device and the run's settings binds it as an xdist worker of the same
 index would be bound. It ends when its parent does (PR_SET_PDEATHSIG), and its sandbox worker
 with it, so a session killed outright leaves no process behind.
+
+`Judge` is what the batch's dispatcher needs of a judge wherever it runs: a JudgeProcess here,
+or another that says the same messages into its inbox.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import threading
 import traceback
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pytest_kernelbench.engine.judging import judge_case, share_device
 from pytest_kernelbench.gpu import devices
@@ -32,6 +35,23 @@ from pytest_kernelbench.reporting.progress import not_run_record
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 STOP_GRACE_S = 10.0  # a judge asked to stop between cases ends within this, or is killed
+
+
+class Judge(Protocol):
+    """A judge as the dispatcher sees it: `inbox` hears the messages above, and ends (EOF) when
+    the judge did; `attempt` is the one it judges now."""
+
+    inbox: Connection
+    attempt: int | None
+
+    def send(self, attempt: int, case: Any, overrides: dict,
+             build: tuple[Path, dict] | None) -> None: ...
+
+    def stop(self, now: bool = False) -> None: ...
+
+    def ended(self) -> str:
+        """Why the judge ended, once its inbox did: the words of a not_run record's error."""
+        ...
 
 
 class JudgeProcess:
@@ -75,6 +95,9 @@ class JudgeProcess:
         for end in (self.inbox, self._outbox):
             with contextlib.suppress(OSError):
                 end.close()
+
+    def ended(self) -> str:
+        return f"its judging process ended (exit code {self.process.wait()})"
 
 
 def _die_with_parent() -> None:
