@@ -9,7 +9,8 @@ too, where no other attempt shares it and none started it); closing settles ever
 as `not_run`, kills the builds and judges, and leaves no process behind.
 
 Where the judges run is the one thing a caller may change (`new_judge`): judge processes of this
-host by default; the dispatcher hears any judge through its inbox the same way.
+host by default, or judges on a Ray cluster (cluster.py); the dispatcher hears either through
+its inbox the same way.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ index would be bound. It ends when its parent does (PR_SET_PDEATHSIG), and its s
 with it, so a session killed outright leaves no process behind.
 
 `Judge` is what the batch's dispatcher needs of a judge wherever it runs: a JudgeProcess here,
-or another that says the same messages into its inbox.
+or one placed on a Ray cluster (cluster.py), which says the same messages into its inbox.
 """
 
 from __future__ import annotations
@@ -55,10 +55,11 @@ class Judge(Protocol):
 
 
 class JudgeProcess:
-    """The parent's handle on one judge process."""
+    """The parent's handle on one judge process. node: the cluster node it runs on, for the
+    records' placement (cluster.py)."""
 
     def __init__(self, index: int, settings: Any, device: str, processes: int, gpus: int,
-                 started_s: float):
+                 started_s: float, node: dict[str, str] | None = None):
         to_judge_r, to_judge_w = os.pipe()
         from_judge_r, from_judge_w = os.pipe()
         self.index = index
@@ -71,7 +72,7 @@ class JudgeProcess:
         self._outbox = Connection(to_judge_w, readable=False)
         self.attempt: int | None = None  # the attempt it judges now
         # started_s: extensions built since then are the batch's own ("built", not "cached")
-        self._outbox.send(("start", settings, device, index, processes, gpus, started_s))
+        self._outbox.send(("start", settings, device, index, processes, gpus, started_s, node))
 
     def send(self, attempt: int, case: Any, overrides: dict,
              build: tuple[Path, dict] | None) -> None:
@@ -118,9 +119,10 @@ def main(inbox_fd: int, outbox_fd: int) -> None:
         with saying:
             outbox.send(message)
 
-    _, settings, device, index, processes, gpus, started_s = inbox.recv()
+    _, settings, device, index, processes, gpus, started_s, node = inbox.recv()
     device = devices.bind_device(device, f"gw{index}", gpus)
-    evaluator = Evaluator(settings, device, started_s=started_s, worker=f"judge{index}")
+    evaluator = Evaluator(settings, device, started_s=started_s, worker=f"judge{index}",
+                          node=node)
     share_device(evaluator, processes, gpus)
     builds: dict = {}
     evaluator.build_entry = builds.get
