@@ -16,7 +16,10 @@
 `evaluate_many` hand attempts to the session's batch engine (engine/batch.py): their builds go
 ahead in one pool on all cores, and `judges` processes judge them, sharing the device as the
 workers of `pytest -n N` share it; at most `in_flight` attempts are unsettled at once (submit
-blocks until one settles). See docs/api.md.
+blocks until one settles). With `cluster` ('ray', or a Ray address such as 'auto' or
+'ray://host:10001'), every call is judged on a Ray cluster instead (engine/cluster.py): one
+judge per GPU of the cluster, each building and judging on its own node; `evaluate` then waits
+for its record. See docs/api.md.
 
 A problem or candidate is a file path or the Python source itself (text with a line break).
 Each call judges a snapshot of the candidate taken when it is called, so an agent may rewrite
@@ -48,6 +51,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from pytest_kernelbench.engine import cluster as ray_cluster
 from pytest_kernelbench.engine.batch import Batch, Counts
 from pytest_kernelbench.engine.judging import gpu_count, judge_case
 from pytest_kernelbench.gpu import devices
@@ -74,12 +78,13 @@ _LEVEL_DIR = re.compile(r"^level(?P<level>\d+)$")
 
 class Session:
     """Evaluates many candidates with one set of options, on one device (every GPU of the host
-    for submit and evaluate_many on a plain 'cuda')."""
+    for submit and evaluate_many on a plain 'cuda'), or on a Ray cluster (`cluster`)."""
 
     def __init__(self, device: str = "auto",
                  on_progress: Callable[[heartbeat.Event], None] | None = None,
                  judges: int | None = None, in_flight: int = IN_FLIGHT,
-                 on_counts: Callable[[Counts], None] | None = None, **options: Any):
+                 on_counts: Callable[[Counts], None] | None = None, cluster: str | None = None,
+                 **options: Any):
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
             raise TypeError(f"unknown option(s) {', '.join(unknown)}; "
@@ -92,7 +97,10 @@ class Session:
         settings = Settings(problems_dir=Path("problems"), candidate_dirs=(), device=device,
                             report_path=None, **options)
         self.requested_device = device
-        self.device = _resolve_device(device)
+        # On a cluster the cluster's judges say which device they use (its GPUs, else its CPUs).
+        self._cluster = ray_cluster.connect(cluster, settings, device, judges) \
+            if cluster is not None else None
+        self.device = self._cluster.device if self._cluster else _resolve_device(device)
         self._scratch = Path(tempfile.mkdtemp(prefix="kernelbench-api-"))
         # Candidates are snapshots in a folder of their own: confined, one cannot read another.
         self._candidates = self._scratch / "candidates"
@@ -112,6 +120,8 @@ class Session:
 
     def evaluate(self, problem: str | Path, candidate: str | Path) -> Record:
         """The record of one candidate against one problem: compile, correctness and speed."""
+        if self._cluster is not None:  # this host may have no GPU: judged where the rest is
+            return self.submit(problem, candidate).result()
         case, overrides = self._prepare(problem, candidate)
         self.evaluator.overrides.update(overrides)
         return judge_case(self.evaluator, case, self.settings.heartbeat_s, self.on_progress)
@@ -166,6 +176,8 @@ class Session:
             self._batch.close()
         if "evaluator" in self.__dict__:
             self.evaluator.close()
+        if self._cluster is not None:
+            self._cluster.close()
         shutil.rmtree(self._scratch, ignore_errors=True)
 
     def __enter__(self) -> Session:
@@ -181,6 +193,10 @@ class Session:
                                      functools.partial(_remove, snapshot))
 
     def _engine(self) -> Batch:
+        if self._batch is None and self._cluster is not None:
+            self._batch = Batch(self.settings, self.device, self._cluster.judges, 1,
+                                self._in_flight, self.on_progress, self.on_counts,
+                                new_judge=self._cluster.judge, build_ahead=False)
         if self._batch is None:
             gpus = gpu_count(self.requested_device, self.device)
             judges = self._judges or (JUDGES_PER_GPU * gpus if self.device.startswith("cuda")

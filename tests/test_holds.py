@@ -45,3 +45,14 @@ def test_the_spans_a_stage_stepped_aside_for_are_left_out_of_its_hold():
               "aside": {"compile": [[12.0, 15.0], [16.0, 18.0]]}}
     assert hold_spans(record) == [("compile", 10.0, 12.0), ("compile", 15.0, 16.0),
                                   ("compile", 18.0, 20.0), ("correct", 20.0, 21.0)]
+
+
+def test_the_cpus_of_two_cluster_nodes_are_two_devices():
+    def on(node: str, **stages) -> dict:
+        return {**_held(1, None, **stages), "placement": {"device": "cpu", "gpu_uuid": None,
+                                                          "node": node}}
+
+    records = [on("a", speed=[0, 2]), on("b", correct=[1, 3])]
+    assert timing_overlaps(records) == []
+    assert set(device_schedule(records)) == {"a:cpu", "b:cpu"}
+    assert timing_overlaps([*records, on("a", correct=[1, 3])]) != []

@@ -7,6 +7,10 @@ that changes. At most `in_flight` attempts are unsettled at once: `submit`
 blocks until one settles. A cancelled attempt that no judge took yet is dropped (its build
 too, where no other attempt shares it and none started it); closing settles every attempt left
 as `not_run`, kills the builds and judges, and leaves no process behind.
+
+Where the judges run is the one thing a caller may change (`new_judge`): judge processes of this
+host by default, or judges on a Ray cluster (cluster.py); the dispatcher hears either through
+its inbox the same way.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Any
 
 from pytest_kernelbench.building import builds
 from pytest_kernelbench.engine import prebuild
-from pytest_kernelbench.engine.judges import JudgeProcess
+from pytest_kernelbench.engine.judges import Judge, JudgeProcess
 from pytest_kernelbench.record import Record
 from pytest_kernelbench.reporting import heartbeat
 from pytest_kernelbench.reporting.progress import not_run_record
@@ -32,6 +36,8 @@ from pytest_kernelbench.suite.manifest import Entry
 
 POLL_S = 0.05  # how often the dispatcher looks at builds while no judge speaks
 UNSETTLED_BUILDS = ("pending", "running")
+# A new judge from its index and the batch's start (what is built from then on is its own).
+JudgeFactory = Callable[[int, float], Judge]
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,7 @@ class Attempt:
     future: Future
     overrides: dict[tuple[int, int], Entry]
     build: builds.Build | None = None
-    judge: JudgeProcess | None = None
+    judge: Judge | None = None
     on_settled: Callable[[], None] = lambda: None
 
 
@@ -61,15 +67,21 @@ class Batch:
 
     def __init__(self, settings: Settings, device: str, judges: int, gpus: int, in_flight: int,
                  on_progress: Callable[[heartbeat.Event], None] | None = None,
-                 on_counts: Callable[[Counts], None] | None = None):
+                 on_counts: Callable[[Counts], None] | None = None,
+                 new_judge: JudgeFactory | None = None, build_ahead: bool = True):
+        """new_judge: where the judges run (JudgeProcesses of this host by default);
+        build_ahead: whether extensions build in this host's pool before judging, or in each
+        judge's compile stage."""
         self.settings, self.device, self.gpus = settings, device, gpus
+        self.build_ahead = build_ahead
         self.judges_wanted, self.in_flight = max(1, judges), max(1, in_flight)
         self.on_progress, self.on_counts = on_progress, on_counts
         self._told: Counts | None = None  # what on_counts heard last
         self._attempts: dict[int, Attempt] = {}  # unsettled, by number
         self._ready: list[int] = []  # built (or needing no build), waiting for a judge
-        self._judges: list[JudgeProcess] = []
-        self._idle: list[JudgeProcess] = []
+        self._new = new_judge or self._judge_process
+        self._judges: list[Judge] = []
+        self._idle: list[Judge] = []
         self._changed = threading.Condition()
         self._settled = 0
         self._closing = False
@@ -134,6 +146,8 @@ class Batch:
 
     def _plan_build(self, case: Case) -> builds.Build | None:
         """The attempt's build, where its candidate builds an extension on this device."""
+        if not self.build_ahead:
+            return None  # built in its judge's compile stage, on the judge's host
         wanted = builds.candidates_to_build([case], self.device)
         if not wanted or builds.build_jobs(self.settings.build_jobs, 1) == 0:
             return None  # built in its compile stage, as the pytest run does without a pool
@@ -216,15 +230,18 @@ class Batch:
             entry = (build.folder, build.entry()) if build is not None else None
             judge.send(number, attempt.case, attempt.overrides, entry)
 
-    def _new_judge(self) -> JudgeProcess | None:
+    def _new_judge(self) -> Judge | None:
         if len(self._judges) >= self.judges_wanted:
             return None
-        judge = JudgeProcess(len(self._judges), self.settings, self.device,
-                             self.judges_wanted, self.gpus, self._started_s)
+        judge = self._new(len(self._judges), self._started_s)
         self._judges.append(judge)
         return judge
 
-    def _hear(self, judge: JudgeProcess) -> None:
+    def _judge_process(self, index: int, started_s: float) -> Judge:
+        return JudgeProcess(index, self.settings, self.device, self.judges_wanted, self.gpus,
+                            started_s)
+
+    def _hear(self, judge: Judge) -> None:
         try:
             message = judge.inbox.recv()
         except (EOFError, OSError):
@@ -243,17 +260,18 @@ class Batch:
         if attempt is not None:
             self._settle(attempt, message[2])
 
-    def _judge_ended(self, judge: JudgeProcess) -> None:
-        """A judge that died mid-case (killed from outside, or the harness crashed in it): its
-        attempt is not_run, saying so, and a fresh judge takes its place when one is needed."""
-        code = judge.process.wait()
+    def _judge_ended(self, judge: Judge) -> None:
+        """A judge that died mid-case (killed from outside, the harness crashed in it, or its
+        node left the cluster): its attempt is not_run, saying so, and a fresh judge takes its
+        place when one is needed."""
+        why = judge.ended()
         with self._changed:
             attempt = self._attempts.get(judge.attempt) if judge.attempt is not None else None
             self._judges.remove(judge)
             judge.stop(now=True)
         if attempt is not None:
             record = not_run_record(attempt.case)
-            record["error"] = f"its judging process ended (exit code {code}) while judging it"
+            record["error"] = f"{why} while judging it"
             self._settle(attempt, record)
 
     def _settle(self, attempt: Attempt, record: Record) -> None:

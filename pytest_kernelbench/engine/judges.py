@@ -8,6 +8,9 @@ The parent talks to each over two pipes (multiprocessing's Connection: pickled m
 A judge started with a device and the run's settings binds it as an xdist worker of the same
 index would be bound. It ends when its parent does (PR_SET_PDEATHSIG), and its sandbox worker
 with it, so a session killed outright leaves no process behind.
+
+`Judge` is what the batch's dispatcher needs of a judge wherever it runs: a JudgeProcess here,
+or one placed on a Ray cluster (cluster.py), which says the same messages into its inbox.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import threading
 import traceback
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pytest_kernelbench.engine.judging import judge_case, share_device
 from pytest_kernelbench.gpu import devices
@@ -34,11 +37,29 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 STOP_GRACE_S = 10.0  # a judge asked to stop between cases ends within this, or is killed
 
 
+class Judge(Protocol):
+    """A judge as the dispatcher sees it: `inbox` hears the messages above, and ends (EOF) when
+    the judge did; `attempt` is the one it judges now."""
+
+    inbox: Connection
+    attempt: int | None
+
+    def send(self, attempt: int, case: Any, overrides: dict,
+             build: tuple[Path, dict] | None) -> None: ...
+
+    def stop(self, now: bool = False) -> None: ...
+
+    def ended(self) -> str:
+        """Why the judge ended, once its inbox did: the words of a not_run record's error."""
+        ...
+
+
 class JudgeProcess:
-    """The parent's handle on one judge process."""
+    """The parent's handle on one judge process. node: the cluster node it runs on, for the
+    records' placement (cluster.py)."""
 
     def __init__(self, index: int, settings: Any, device: str, processes: int, gpus: int,
-                 started_s: float):
+                 started_s: float, node: dict[str, str] | None = None):
         to_judge_r, to_judge_w = os.pipe()
         from_judge_r, from_judge_w = os.pipe()
         self.index = index
@@ -51,7 +72,7 @@ class JudgeProcess:
         self._outbox = Connection(to_judge_w, readable=False)
         self.attempt: int | None = None  # the attempt it judges now
         # started_s: extensions built since then are the batch's own ("built", not "cached")
-        self._outbox.send(("start", settings, device, index, processes, gpus, started_s))
+        self._outbox.send(("start", settings, device, index, processes, gpus, started_s, node))
 
     def send(self, attempt: int, case: Any, overrides: dict,
              build: tuple[Path, dict] | None) -> None:
@@ -76,6 +97,9 @@ class JudgeProcess:
             with contextlib.suppress(OSError):
                 end.close()
 
+    def ended(self) -> str:
+        return f"its judging process ended (exit code {self.process.wait()})"
+
 
 def _die_with_parent() -> None:
     with contextlib.suppress(OSError, AttributeError):  # no prctl: not Linux
@@ -95,9 +119,10 @@ def main(inbox_fd: int, outbox_fd: int) -> None:
         with saying:
             outbox.send(message)
 
-    _, settings, device, index, processes, gpus, started_s = inbox.recv()
+    _, settings, device, index, processes, gpus, started_s, node = inbox.recv()
     device = devices.bind_device(device, f"gw{index}", gpus)
-    evaluator = Evaluator(settings, device, started_s=started_s, worker=f"judge{index}")
+    evaluator = Evaluator(settings, device, started_s=started_s, worker=f"judge{index}",
+                          node=node)
     share_device(evaluator, processes, gpus)
     builds: dict = {}
     evaluator.build_entry = builds.get

@@ -59,7 +59,8 @@ class Evaluator:
     def __init__(self, settings: Settings, device: str,
                  overrides: dict[tuple[int, int], Entry] | None = None,
                  problem_digests: ProblemDigests | None = None, started_s: float = 0.0,
-                 broken: dict[Path, str] | None = None, worker: str | None = None):
+                 broken: dict[Path, str] | None = None, worker: str | None = None,
+                 node: dict[str, str] | None = None):
         loading.use_huge_pages()  # here and in the sandbox workers, started below
         loading.apply(settings.numerics)  # this process's switches, once
         use_device(device)
@@ -74,7 +75,7 @@ class Evaluator:
         self.build_entry: Callable[[Path], dict[str, Any] | None] = lambda folder: None
         self.timing_batch = 1  # timings of the device that gather before it drains
         self.arch = cuda_arch(device)
-        self.placement = placement(device, worker)
+        self.placement = placement(device, worker, node)
         self.reference = ReferenceSide(settings, device, functools.partial(
             answers.tolerances, settings, self.overrides))
         env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
@@ -339,9 +340,12 @@ def note_memory(record: Record, room: memory.Room, claimed: bool, worker_peak_by
                         "judge_peak_bytes": judge_peak_bytes}
 
 
-def placement(device: str, worker: str | None = None) -> dict[str, str | None]:
-    """This process's xdist worker, device and, on CUDA, the physical GPU's UUID."""
-    where: dict[str, str | None] = {"worker": worker, "device": device, "gpu_uuid": None}
+def placement(device: str, worker: str | None = None,
+              node: dict[str, str] | None = None) -> dict[str, str | None]:
+    """This process's xdist worker, device and, on CUDA, the physical GPU's UUID; on a cluster,
+    the node it runs on (`node`, `node_id`)."""
+    where: dict[str, str | None] = {"worker": worker, "device": device, "gpu_uuid": None,
+                                    **(node or {})}
     if device.startswith("cuda"):
         import torch
 

@@ -12,8 +12,12 @@ def timed_alone(record: dict) -> bool:
 
 
 def _device_of(record: dict) -> str:
+    """The physical device: a GPU by its UUID, else the device on its host (the records of a
+    cluster name the node: each host's CPU is a device of its own, with locks of its own)."""
     where = record.get("placement") or {}
-    return str(where.get("gpu_uuid") or where.get("device"))
+    device = str(where.get("device"))
+    return str(where.get("gpu_uuid") or (f"{where['node']}:{device}" if where.get("node")
+                                          else device))
 
 
 def device_schedule(records: list[dict]) -> dict[str, dict]:

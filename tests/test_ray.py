@@ -1,0 +1,136 @@
+"""The batch API on a Ray cluster (engine/cluster.py): a cluster of two CPU nodes on this host
+judges as the local engine does, an actor killed mid-attempt costs only that attempt, and a
+hostile attempt only its own record. Skipped where Ray is not installed."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed: pip install "
+                                        "'pytest-kernelbench[ray]'")
+
+from pytest_kernelbench import Session, record  # noqa: E402
+
+EXAMPLES = Path(__file__).parent / "examples"
+RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"
+GOOD = EXAMPLES / "candidates" / "good" / "level1" / "2_ReLU.py"
+WRONG = EXAMPLES / "candidates" / "broken" / "level1" / "2_ReLU" / "wrong_values.py"
+FAST = {"device": "cpu", "trials": 2, "time_budget_s": 0.05, "p": 0.0}
+OPEN = {**FAST, "confine": "off"}  # the slow candidate writes a marker file
+
+# A ReLU that notes its import and, past the first call, sleeps `seconds` per call.
+SLOW = '''
+import time
+import torch
+open({marker!r}, "a").write("imported\\n")
+
+class ModelNew(torch.nn.Module):
+    calls = 0
+
+    def forward(self, x):
+        ModelNew.calls += 1
+        if ModelNew.calls > 1:
+            time.sleep({seconds})
+        return torch.relu(x)
+'''
+ABORTS = '''
+import os
+import torch
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        os.abort()
+'''
+EXITS = ABORTS.replace("os.abort()", "os._exit(3)")
+
+
+@pytest.fixture(scope="module")
+def nodes():
+    """A Ray cluster of two nodes of one CPU each, on this host: the Ray ids of its nodes."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True,
+                      head_node_args={"num_cpus": 1, "include_dashboard": False})
+    cluster.add_node(num_cpus=1)
+    try:
+        ray.init(address=cluster.address, log_to_driver=False)
+        cluster.wait_for_nodes()
+        yield {node["NodeID"] for node in ray.nodes() if node["Alive"]}
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
+def test_the_package_imports_without_loading_ray():
+    check = "import sys; from pytest_kernelbench import Session; print('ray' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
+
+
+@pytest.mark.parametrize(("device", "words"), [("cuda:1", "places its judges itself"),
+                                               ("cuda", "has no GPU")])
+def test_a_cluster_refuses_a_device_it_cannot_give(nodes, device, words):
+    with pytest.raises(ValueError, match=words):
+        Session(device=device, cluster="ray")
+    assert ray.is_initialized()  # the session did not start Ray, so it leaves it be
+
+
+def test_a_cluster_judges_as_the_local_engine_does(nodes, correct_and_timed):
+    pairs = [(RELU, GOOD), (RELU, WRONG), (RELU, ABORTS)]
+    with Session(cluster="ray", judges=2, **{**FAST, "device": "auto"}) as session:
+        assert (session.device, session._cluster.judges) == ("cpu", 2)  # type: ignore[union-attr]
+        remote = dict(session.evaluate_many(pairs))
+    with Session(judges=2, **FAST) as session:
+        local = dict(session.evaluate_many(pairs))
+    for good in (remote[0], local[0]):
+        correct_and_timed(good)
+    for index in (1, 2):
+        assert remote[index]["status"] == local[index]["status"]
+        assert remote[index]["verdicts"] == local[index]["verdicts"]
+    assert [remote[i]["status"] for i in (1, 2)] == ["mismatch", "crashed"]
+    # Each record names the node that judged it; the two judges took a node each.
+    where = [remote[i]["placement"] for i in range(3)]
+    assert {w["node"] for w in where} == {socket.gethostname()}
+    assert {w["node_id"] for w in where} == nodes  # one CPU a node, one CPU a judge
+    assert "node" not in local[0]["placement"]
+    # The judges read the copies their actors wrote, not the files of this host.
+    assert all(Path(r["candidate_path"]).parent.parent.name.startswith("kernelbench-ray-")
+               for r in remote.values())
+    for one in remote.values():
+        jsonschema.validate(one, {"$defs": record.schema()["$defs"], "$ref": "#/$defs/record"})
+
+
+def test_an_actor_killed_mid_attempt_costs_only_that_attempt(nodes, tmp_path):
+    marker = tmp_path / "slow"
+    with Session(cluster="ray", judges=1, **OPEN) as session:
+        running = session.submit(RELU, SLOW.format(marker=str(marker), seconds=30))
+        deadline = time.monotonic() + 180
+        while not marker.exists():  # the candidate is loaded in the actor's judge
+            assert time.monotonic() < deadline and not running.done()
+            time.sleep(0.1)
+        [judge] = session._batch._judges  # type: ignore[union-attr]
+        ray.kill(judge.actor)
+        record = running.result(timeout=60)
+        after = session.submit(RELU, WRONG).result(timeout=300)
+    assert record["status"] == "not_run"
+    assert "on the Ray cluster" in record["error"] and "ActorDiedError" in record["error"]
+    assert after["status"] == "mismatch"  # judged by a fresh actor
+
+
+def test_a_hostile_attempt_costs_only_its_own_record(nodes):
+    with Session(cluster="ray", judges=1, **FAST) as session:
+        exited = session.evaluate(RELU, EXITS)  # evaluate too is judged on the cluster
+        [judge] = session._batch._judges  # type: ignore[union-attr]
+        after = session.submit(RELU, WRONG).result(timeout=300)
+        assert session._batch._judges == [judge]  # type: ignore[union-attr]
+    assert exited["status"] == "exited"  # the status it has on one host
+    assert after["status"] == "mismatch"
+    assert exited["placement"] == after["placement"]
