@@ -234,3 +234,44 @@ def test_host_memory_reads_available_and_total_bytes(tmp_path):
                        "MemAvailable:   20480000 kB\n")
     assert memory.host_memory(meminfo) == (20480000 * 1024, 24576000 * 1024)
     assert memory.host_memory(tmp_path / "missing") == (None, None)
+
+
+@pytest.mark.parametrize(("reference", "free", "fits"), [
+    (None, 10, True),  # not measured yet: tried
+    (3, None, True),  # free memory unknown: tried
+    (3, 6, True),  # twice the reference's side fits
+    (3, 5, False),
+])
+def test_a_stage_fits_beside_the_others_where_twice_its_reference_side_is_free(reference, free,
+                                                                                fits):
+    assert memory.fits_beside(reference, free) is fits
+
+
+def test_a_footprint_is_shared_and_keeps_its_largest_figure(device):
+    assert memory.footprint(device, "abc-correct") is None
+    memory.note_footprint(device, "abc-correct", 5)
+    memory.note_footprint(device, "abc-correct", 3)
+    assert memory.footprint(device, "abc-correct") == 5
+
+
+def test_a_stage_that_would_not_fit_claims_the_memory_without_running_out_first(device,
+                                                                                 monkeypatch):
+    # (device: this test's own temporary folder, where the cpu's locks and footprints go)
+    from pytest_kernelbench import Session
+    from pytest_kernelbench.suite import loading
+
+    # A reference side that held 3 GiB, 4 GiB free beside the others: the second attempt of
+    # the problem claims the memory before each stage, where the first ran beside them.
+    monkeypatch.setattr(loading, "peak_device_bytes", lambda: 3 * 2**30)
+    monkeypatch.setattr(memory, "free_and_total", lambda device: (4 * 2**30, 80 * 2**30))
+    examples = Path(__file__).parent / "examples"
+    problem = examples / "problems" / "level1" / "2_ReLU.py"
+    good = examples / "candidates" / "good" / "level1" / "2_ReLU.py"
+    with Session(device="cpu", trials=2, time_budget_s=0.05, p=0.0) as session:
+        first, second = (session.evaluate(problem, good) for _ in range(2))
+    waited = "waited for the device's memory"
+    assert not any(waited in flag for flag in first["flags"])
+    assert any(waited in flag and "3.00 GiB" in flag and "4.00 GiB" in flag
+               for flag in second["flags"])
+    assert second["memory"]["others_gave_back_first"] is True
+    assert first["verdicts"] == second["verdicts"] and second["verdicts"]["correct"] == "passed"

@@ -19,6 +19,12 @@ The protocol works through files beside the device's lock, like the timing gate:
   withdraws its claim.
 A member in the middle of a stage answers once that stage ends; several claims at once are
 served in the order their owners take the device.
+
+A stage need not run out of memory first to claim it: each stage of a problem leaves the most
+its reference side held (`note_footprint`, in `<lock>.footprints/`), and a later stage of the
+same problem whose need (twice that: the candidate's side holds about as much) exceeds the
+device's free memory when it takes the device claims the memory instead of running beside the
+others (`fits_beside`; judge/evaluation.py).
 """
 
 from __future__ import annotations
@@ -222,6 +228,41 @@ def _fresh_claims(device: str, standing: list[str] | None = None) -> list[str]:
     if standing is None:
         standing = [c for c in claims(device) if _owner(c) != me]
     return [c for c in standing if c not in _SERVED]
+
+
+# --- admission: a stage that would not fit beside what runs claims the memory first ---------
+
+# What a stage needs, from what its problem's reference side held: the candidate's worker holds
+# about as much again (its own model and input sets), as the audit's `fits` estimate counts.
+CANDIDATE_AS_REFERENCE = 2
+
+
+def note_footprint(device: str, key: str, reference_bytes: int) -> None:
+    """Remember, for every process of the run on the device, the most memory a problem's
+    reference side held in a stage (key: the problem's text digest and the stage)."""
+    if reference_bytes <= (footprint(device, key) or 0):
+        return
+    path = _folder(device, "footprints") / key
+    staging = path.with_name(f".{key}.{os.getpid()}-{next(_SERIAL)}")
+    staging.write_text(str(reference_bytes))
+    os.replace(staging, path)  # a reader sees a whole figure or none
+
+
+def footprint(device: str, key: str) -> int | None:
+    """The most memory the problem's reference side held in the stage so far; None before it
+    ran on the device in this run."""
+    try:
+        return int((_folder(device, "footprints") / key).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def fits_beside(reference_bytes: int | None, free_bytes: int | None) -> bool:
+    """Whether a stage whose reference side is known to hold reference_bytes fits the free
+    memory the device has beside what runs (unknown figures: it is tried)."""
+    if reference_bytes is None or free_bytes is None:
+        return True
+    return CANDIDATE_AS_REFERENCE * reference_bytes <= free_bytes
 
 
 def free_and_total(device: str) -> tuple[int | None, int | None]:

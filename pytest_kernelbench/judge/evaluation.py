@@ -12,6 +12,7 @@ first runs the stages it needs, and it holds the device for each.
 from __future__ import annotations
 
 import functools
+import hashlib
 import threading
 import time
 from collections.abc import Callable
@@ -180,11 +181,27 @@ class Evaluator:
                 self.problem_digests.check(case.problem.path, self._last_case)
             self._last_case = f"{case.problem.key}[{case.id}]"
             outer = devices.holding_a_device()
-            outcome = self._held(case, stage, run, exclusive)
-            if outcome.status == faults.OUT_OF_MEMORY and not outer:
-                outcome = self._alone_after_oom(case, stage, run, outcome, exclusive)
+            try:
+                outcome = self._held(case, stage, run, exclusive, admit=not outer)
+            except NoRoom as short:
+                outcome = self._alone_for_room(case, stage, run, short)
+            else:
+                if outcome.status == faults.OUT_OF_MEMORY and not outer:
+                    outcome = self._alone_after_oom(case, stage, run, outcome, exclusive)
             self._done[key] = outcome
         return self._done[key]
+
+    def _alone_for_room(self, case: Case, stage: str, run: Stage, short: NoRoom) -> Outcome:
+        """A stage that its problem's footprint says would not fit the memory left beside the
+        other processes of the run waits for them to give theirs back (memory.claim_memory),
+        as one that ran out of memory would, without running out first."""
+        with memory.claim_memory(self.device, self._clear_for_own_claim) as room:
+            outcome = self._held(case, stage, run, exclusive=True, claim=room)
+        add_flag(outcome.record, "waited for the device's memory: its problem's reference side "
+                 f"held {short.reference_bytes / 2**30:.2f} GiB in this stage before, and "
+                 f"{short.free_bytes / 2**30:.2f} GiB were free beside the run's other "
+                 "processes (judged with the device to itself)")
+        return outcome
 
     def _alone_after_oom(self, case: Case, stage: str, run: Stage, beside: Outcome,
                          was_exclusive: bool) -> Outcome:
@@ -208,15 +225,15 @@ class Evaluator:
         return outcome
 
     def _held(self, case: Case, stage: str, run: Stage, exclusive: bool,
-              claim: Callable[[], memory.Room] | None = None) -> Outcome:
+              claim: Callable[[], memory.Room] | None = None, admit: bool = False) -> Outcome:
         """Run one stage under the device lock and note in its record how it held it. A
         process asks for the device only once no other's claim to its memory stands (claim:
         this stage's own, which says what it got once the device is held)."""
         with self._between_stages:
-            return self._held_between(case, stage, run, exclusive, claim)
+            return self._held_between(case, stage, run, exclusive, claim, admit)
 
     def _held_between(self, case: Case, stage: str, run: Stage, exclusive: bool,
-                      claim: Callable[[], memory.Room] | None) -> Outcome:
+                      claim: Callable[[], memory.Room] | None, admit: bool) -> Outcome:
         asked = time.monotonic()
         if claim is None and not devices.holding_a_device():
             memory.serve_claims(self.device, self._give_memory_back)
@@ -227,6 +244,11 @@ class Evaluator:
             room = claim() if claim is not None else None
             if room is None:
                 room = memory.Room(0, 0, *memory.free_and_total(self.device))
+            footprint = footprint_key(case, stage)
+            known = memory.footprint(self.device, footprint) if admit else None
+            if not memory.fits_beside(known, room.free_bytes):
+                assert known is not None and room.free_bytes is not None
+                raise NoRoom(known, room.free_bytes)  # gives the device up: it claims instead
             self.sandbox.oom_peak_bytes = None
             loading.reset_peak_device_bytes()
             outer_hold, self.sandbox.hold = self.sandbox.hold, hold
@@ -240,6 +262,9 @@ class Evaluator:
                 self._let_go_of_memory()
                 self.sandbox.pause()  # still under the lock: nothing of it runs past the stage
             held_to = time.time()
+            reference_bytes = loading.peak_device_bytes()  # None without CUDA
+            if reference_bytes:
+                memory.note_footprint(self.device, footprint, reference_bytes)
         if outcome.status == faults.OUT_OF_MEMORY or claim is not None:  # what it had, either way
             note_memory(outcome.record, room, claim is not None, self.sandbox.oom_peak_bytes,
                         loading.peak_device_bytes())
@@ -328,6 +353,25 @@ class Evaluator:
         import torch
 
         return {"gpu": torch.cuda.get_device_name(self.device), "driver": driver_version()}
+
+
+class NoRoom(Exception):
+    """A stage its problem's footprint says would not fit the free memory beside the run's
+    other processes (memory.fits_beside)."""
+
+    def __init__(self, reference_bytes: int, free_bytes: int):
+        super().__init__(reference_bytes, free_bytes)
+        self.reference_bytes, self.free_bytes = reference_bytes, free_bytes
+
+
+def footprint_key(case: Case, stage: str) -> str:
+    """The name of a problem's footprint in a stage, alike in every process of the run: by its
+    text, which the Python API writes to a file of its own for each attempt."""
+    try:
+        text = case.problem.path.read_bytes()
+    except OSError:
+        text = str(case.problem.path).encode()
+    return f"{hashlib.sha256(text).hexdigest()[:24]}-{stage}"
 
 
 def note_memory(record: Record, room: memory.Room, claimed: bool, worker_peak_bytes: int | None,
