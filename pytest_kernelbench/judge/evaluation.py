@@ -244,7 +244,7 @@ class Evaluator:
             room = claim() if claim is not None else None
             if room is None:
                 room = memory.Room(0, 0, *memory.free_and_total(self.device))
-            footprint = footprint_key(case, stage)
+            footprint = footprint_key(case, stage, self.settings.precision)
             known = memory.footprint(self.device, footprint) if admit else None
             if not memory.fits_beside(known, room.free_bytes):
                 assert known is not None and room.free_bytes is not None
@@ -364,14 +364,15 @@ class NoRoom(Exception):
         self.reference_bytes, self.free_bytes = reference_bytes, free_bytes
 
 
-def footprint_key(case: Case, stage: str) -> str:
-    """The name of a problem's footprint in a stage, alike in every process of the run: by its
-    text, which the Python API writes to a file of its own for each attempt."""
+def footprint_key(case: Case, stage: str, precision: str) -> str:
+    """The name of a problem's footprint in a stage at a precision, alike in every process of
+    the run and of later runs on the host: by the problem's text (the Python API writes it to a
+    file of its own for each attempt), and the precision its tensors are made in."""
     try:
         text = case.problem.path.read_bytes()
     except OSError:
         text = str(case.problem.path).encode()
-    return f"{hashlib.sha256(text).hexdigest()[:24]}-{stage}"
+    return f"{hashlib.sha256(text).hexdigest()[:24]}-{precision}-{stage}"
 
 
 def note_memory(record: Record, room: memory.Room, claimed: bool, worker_peak_bytes: int | None,
