@@ -62,7 +62,7 @@ def test_a_speedup_below_p_within_the_timings_noise_is_skipped_and_reads_inconcl
     (1.25, [0.0, math.inf], "cuda", faults.PASSED),  # no interval, beyond it
     (1.01, [1.005, 1.015], "cpu", faults.PASSED),  # an interval that clears p
     (1.01, [0.990, 1.030], "cuda", faults.INCONCLUSIVE),  # an interval that holds p
-    (1.20, None, "cpu", faults.INCONCLUSIVE),  # the harness's clock set it: within 25%
+    (1.20, None, "cpu", faults.INCONCLUSIVE),  # the harness's clock set it: within 50%
 ])
 def test_a_speedup_above_p_passes_only_where_its_timing_can_tell(speedup, interval, device,
                                                                  status):

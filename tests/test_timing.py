@@ -51,8 +51,8 @@ def _counting_turn(seconds: float, calls: list) -> timing.Turn:
     (1.30, None, True),
 ])
 def test_a_speedup_is_shown_above_p_by_its_interval_or_else_by_a_margin(speedup, interval, shown):
-    assert timing.above(speedup, interval, 1.0, timing.margin(interval)) is shown
-    assert timing.margin([0.9, 1.1]) == 0.0
+    assert timing.above(speedup, interval, 1.0, timing.margin(interval, "cuda")) is shown
+    assert timing.margin([0.9, 1.1], "cuda") == 0.0
     if not shown:
         assert timing.resolution_words(speedup, interval, 1.0, "cpu")
 
@@ -63,8 +63,10 @@ def test_a_speedup_is_shown_above_p_by_its_interval_or_else_by_a_margin(speedup,
     (0.95, [0.94, 0.96], 1.0, "cuda:0", True),  # beyond the GPU's 3%
     (0.80, [0.60, 1.10], 1.0, "cpu", False),  # the interval holds p
     (0.80, [0.0, math.inf], 1.0, "cpu", False),  # too few calls for an interval
-    (1.00, None, 1.4, "cpu", True),  # the harness's clock set it, 40% below p
-    (1.20, None, 1.4, "cpu", False),  # within a burst's 25%
+    (1.00, None, 1.4, "cuda", True),  # the harness's clock set it, 40% below p
+    (1.20, None, 1.4, "cuda", False),  # within a GPU burst's 25%
+    (0.772, None, 1.0, "cpu", False),  # what a CPU's bursts read of identical code
+    (0.60, None, 1.0, "cpu", True),  # beyond a CPU burst's 50%
 ])
 def test_a_speedup_is_shown_below_p_only_beyond_the_devices_resolution(ratio, interval, p,
                                                                         device, shown):

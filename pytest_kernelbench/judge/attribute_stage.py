@@ -128,7 +128,7 @@ def speed_verdict(ctx: StageContext, record: Record, ratio: float,
                        "refute the reported time (a busy host): no speedup", skipped=True,
                        record=record)
     interval = record.get("speedup_interval")
-    record["speedup_margin"] = timing.margin(interval)
+    record["speedup_margin"] = timing.margin(interval, ctx.device)
     times = (f"baseline {(record['baseline_time'] or 0) * 1e6:.1f} us, candidate "
              f"{(record['candidate_time'] or 0) * 1e6:.1f} us")
     if fast.fast_by_rule(record, p):

@@ -102,7 +102,7 @@ def band(record: Record) -> tuple[float, float] | None:
     if interval is not None and interval[1] is not None and math.isfinite(interval[1]):
         return float(interval[0] or 0.0), float(interval[1])
     margin = record.get("speedup_margin")
-    widen = 1 + (margin if margin else timing.margin(interval))
+    widen = 1 + (margin if margin else timing.margin(interval, _device(record)))
     return speedup / widen, speedup * widen
 
 
@@ -199,6 +199,13 @@ def name(key: CaseKey) -> str:
     return f"{set_name} level{level}/{problem_id} {sample}"
 
 
+def _device(record: Record) -> str:
+    """The kind of device a record was judged on ('cuda' where it does not say: the older
+    reports, all of GPU runs, whose margins were the GPU's)."""
+    device = str((record.get("placement") or {}).get("device") or "cuda")
+    return device if device.split(":")[0] in timing.BURST_SPREAD else "cuda"
+
+
 def speed_words(record: Record) -> str:
     """'1.500 [1.452, 1.548]': a speedup and the band its timing knows it to; '-' for none."""
     speedup = record.get("speedup")
@@ -206,7 +213,8 @@ def speed_words(record: Record) -> str:
         return "-"
     interval = record.get("speedup_interval")
     if interval is None:
-        return f"{speedup:.3f} (±{timing.BURST_SPREAD - 1:.0%}, the harness's clock)"
+        spread = timing.burst_spread(_device(record)) - 1
+        return f"{speedup:.3f} (±{spread:.0%}, the harness's clock)"
     if interval[1] is None or not math.isfinite(interval[1]):
         return f"{speedup:.3f} (±{timing.NO_INTERVAL_SPREAD:.0%}, too few calls for an interval)"
     return f"{speedup:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
