@@ -11,6 +11,7 @@ from dataclasses import astuple
 from pathlib import Path
 
 import pytest
+from attempts import ABORTS, SLOW
 
 from pytest_kernelbench import Session
 from pytest_kernelbench.engine.batch import Counts
@@ -23,29 +24,6 @@ FAST = {"device": "cpu", "trials": 2, "time_budget_s": 0.05, "p": 0.0}
 # the candidates below write a marker file, which a confined candidate may not
 OPEN = {**FAST, "confine": "off"}
 
-# A ReLU that notes when it was imported and, past the first call, works `seconds` per call.
-SLOW = '''
-import time
-import torch
-open({marker!r}, "a").write("imported\\n")
-
-class ModelNew(torch.nn.Module):
-    calls = 0
-
-    def forward(self, x):
-        ModelNew.calls += 1
-        if ModelNew.calls > 1:
-            time.sleep({seconds})
-        return torch.relu(x)
-'''
-CRASHES = '''
-import os
-import torch
-
-class ModelNew(torch.nn.Module):
-    def forward(self, x):
-        os.abort()
-'''
 
 
 def descendants(pid: int) -> set[int]:
@@ -93,7 +71,7 @@ def test_records_come_in_the_order_they_settle(tmp_path):
 
 def test_a_crashing_attempt_costs_only_its_own_record():
     with Session(judges=1, **FAST) as session:
-        records = dict(session.evaluate_many([(RELU, CRASHES), (RELU, WRONG), (RELU, CRASHES),
+        records = dict(session.evaluate_many([(RELU, ABORTS), (RELU, WRONG), (RELU, ABORTS),
                                               (RELU, WRONG)]))
     assert [records[i]["status"] for i in range(4)] == ["crashed", "mismatch", "crashed",
                                                         "mismatch"]

@@ -16,6 +16,8 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install "
                                         "'pytest-kernelbench[ray]'")
 
+from attempts import ABORTS, EXITS, SLOW  # noqa: E402
+
 from pytest_kernelbench import Session, record  # noqa: E402
 
 EXAMPLES = Path(__file__).parent / "examples"
@@ -24,31 +26,6 @@ GOOD = EXAMPLES / "candidates" / "good" / "level1" / "2_ReLU.py"
 WRONG = EXAMPLES / "candidates" / "broken" / "level1" / "2_ReLU" / "wrong_values.py"
 FAST = {"device": "cpu", "trials": 2, "time_budget_s": 0.05, "p": 0.0}
 OPEN = {**FAST, "confine": "off"}  # the slow candidate writes a marker file
-
-# A ReLU that notes its import and, past the first call, sleeps `seconds` per call.
-SLOW = '''
-import time
-import torch
-open({marker!r}, "a").write("imported\\n")
-
-class ModelNew(torch.nn.Module):
-    calls = 0
-
-    def forward(self, x):
-        ModelNew.calls += 1
-        if ModelNew.calls > 1:
-            time.sleep({seconds})
-        return torch.relu(x)
-'''
-ABORTS = '''
-import os
-import torch
-
-class ModelNew(torch.nn.Module):
-    def forward(self, x):
-        os.abort()
-'''
-EXITS = ABORTS.replace("os.abort()", "os._exit(3)")
 
 
 @pytest.fixture(scope="module")
