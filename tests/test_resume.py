@@ -94,9 +94,13 @@ def test_a_case_whose_speed_item_never_ran_is_run_again_when_resumed(kb, correct
     assert outcomes.get("passed", 0) + outcomes.get("skipped", 0) == 6, outcomes
     records = {resume.record_key(r): r for r in kb.report()["results"]}
     for key in unfinished:
-        assert records[key]["verdicts"]["speed"] in ("passed", "inconclusive")  # timed now
-        correct_and_timed(records[key])
-        assert records[key]["speedup"] is not None or records[key]["status"] == "inconclusive"
+        record = records[key]
+        assert record["verdicts"]["speed"] in ("passed", "inconclusive")
+        assert record["candidate_time"] is not None  # timed now
+        correct_and_timed(record)
+        # without a speedup only where the harness's clock could not settle the time
+        assert record["speedup"] is not None or any("never repeated their fastest" in flag
+                                                    for flag in record["flags"])
 
 
 def test_a_record_is_not_reused_once_its_candidate_changed(kb):
