@@ -70,7 +70,7 @@ def test_pytest_benchmark_s_table_shows_when_asked_and_its_json_is_written_eithe
     assert text.index("Name (time in") < text.index("kernelbench: fast_p on cpu")
 
 
-def test_the_json_report_holds_environment_config_and_one_record_per_sample(kb):
+def test_the_json_report_holds_environment_config_and_one_record_per_sample(kb, timed):
     kb.run("good", "upstream_run", args=("--kb-trials=2", "--kb-p=0"))
     report = kb.report()
     assert {"environment", "config", "results", "summary"} <= set(report)
@@ -82,10 +82,11 @@ def test_the_json_report_holds_environment_config_and_one_record_per_sample(kb):
                 "correct", "speedup", "baseline_time", "candidate_time", "status", "error"):
         assert key in scale
     assert scale["compiled"] and scale["correct"] and scale["status"] == "passed"
-    assert scale["speedup"] > 0 and scale["baseline_time"] > 0 and scale["candidate_time"] > 0
+    timed(scale)
+    assert scale["baseline_time"] > 0 and scale["candidate_time"] > 0
     if scale["speedup_interval"] is None:  # a speedup replaced, and the flag that says why
         assert any("baseline took" in flag or "the speedup uses the harness's clock" in flag
-                   for flag in scale["flags"]), scale["flags"]
+                   or "(a busy host)" in flag for flag in scale["flags"]), scale["flags"]
     else:
         low, high = scale["speedup_interval"]
         assert low <= scale["speedup"] <= high
@@ -526,13 +527,13 @@ def good_xdist_run(kb):
     return kb.run_shared("good", args=("-n", "2", "-v", "--kb-p=0", "--kb-trials=1"))
 
 
-def test_under_xdist_speedups_still_reach_the_summary_and_report(kb):
+def test_under_xdist_speedups_still_reach_the_summary_and_report(kb, timed):
     shared = good_xdist_run(kb)
     shared.result.stdout.fnmatch_lines(["| good *| 1 *| 3 *| 1 *| 2 *| 2 *|*"])
     records = shared.records()
-    assert records[("good", 1, "s0")]["speedup"] > 0
-    timed = [r for r in records.values() if "speed" in r.get("held", {})]
-    assert timed and {r["placement"]["worker"] for r in timed} <= {"gw0", "gw1"}
+    timed(records[("good", 1, "s0")])
+    held = [r for r in records.values() if "speed" in r.get("held", {})]
+    assert held and {r["placement"]["worker"] for r in held} <= {"gw0", "gw1"}
     assert timing_overlaps(list(records.values())) == []  # one CPU lock for both workers
 
 
@@ -809,7 +810,7 @@ def test_sets_with_several_samples_per_problem_get_pass_at_k(kb):
     assert row["pass@1"] == 0.5
 
 
-def test_feedback_files_tell_the_next_attempt_what_went_wrong_and_where(kb):
+def test_feedback_files_tell_the_next_attempt_what_went_wrong_and_where(kb, timed):
     kb.run("broken", "good", args=("--kb-level=1", "--kb-trials=1", "--kb-p=0", "-k",
                                    "ReLU and (forward_error or syntax_error or wrong_values "
                                    "or good)", "--kb-feedback=fb"))
@@ -823,7 +824,8 @@ def test_feedback_files_tell_the_next_attempt_what_went_wrong_and_where(kb):
     wrong = (folder / "broken" / "level1_2_wrong_values.txt").read_text()
     assert "failed at correct: trial 0" in wrong and "worst at (0, 1): expected 0, got 0.5" in wrong
     good = json.loads((folder / "good" / "level1_2_s0.json").read_text())
-    assert good["stage_reached"] == "speed" and good["speedup"] > 0
+    assert good["stage_reached"] == "speed"
+    timed(good)
     assert 0 < good["speed_of_light_fraction"] <= 1
     assert not (folder / "good" / "level1_3_missing.json").exists()  # no candidate, no author
 
