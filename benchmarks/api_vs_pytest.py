@@ -4,7 +4,11 @@ ratio (the target: the API within 1.15x of pytest) and every case whose status d
 the differences between passed, slower and inconclusive (speed-border cases) counted apart.
 
     python benchmarks/api_vs_pytest.py --problems DIR --candidates DIR [--device cuda]
-        [--judges N] [--out FILE.json] [PYTEST ARGS...]
+        [--judges N] [--out FILE.json] [--side pytest|api] [--limit S] [PYTEST ARGS...]
+    python benchmarks/api_vs_pytest.py --compare PYTEST.json API.json
+
+A side alone (--side) is saved to --out (the pytest side's report beside it), for a machine
+whose commands are limited in time: run each, then compare them.
 
 Both sides get an empty build cache of their own. pass/fail is compared as the fast_p tables
 count it: correct or not.
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,21 +32,26 @@ SPEED_BORDER = {"passed", "slower", "inconclusive"}
 
 
 def pytest_side(problems: Path, candidates: Path, device: str, cache: Path, report: Path,
-                args: list[str]) -> tuple[float, dict[tuple, dict]]:
+                args: list[str], limit_s: float | None) -> tuple[float, dict[tuple, dict]]:
     command = [sys.executable, "-m", "pytest", f"--kb-problems={problems}",
                f"--kb-candidates={candidates}", f"--kb-device={device}",
                f"--kb-build-cache={cache}", f"--kb-report={report}", "--kb-costs=none", "-q",
                "-p", "no:cacheprovider", *args]
     started = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, check=False)
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    try:
+        run.wait(timeout=limit_s)
+    except subprocess.TimeoutExpired:  # as Ctrl-C stops it: the cases judged so far reported
+        run.send_signal(signal.SIGINT)
+        run.wait()
     wall = time.perf_counter() - started
     records = json.loads(report.read_text())["results"]
     return wall, {(r["level"], r["problem_id"], r["sample"]): r for r in records
                   if r["status"] != "missing"}
 
 
-def api_side(problems: Path, candidates: Path, device: str, cache: Path, judges: int | None
-             ) -> tuple[float, dict[tuple, dict]]:
+def api_side(problems: Path, candidates: Path, device: str, cache: Path, judges: int | None,
+             limit_s: float | None) -> tuple[float, dict[tuple, dict]]:
     found = discovery.pair(discovery.find_problems(problems, (1, 2, 3)),
                            {candidates.name: discovery.find_candidates(candidates)})
     cases = [case for case in found if case.candidate is not None]
@@ -52,23 +62,14 @@ def api_side(problems: Path, candidates: Path, device: str, cache: Path, judges:
         for index, record in session.evaluate_many(pairs):
             case = cases[index]
             records[(case.problem.level, case.problem.problem_id, case.sample)] = record
+            if limit_s is not None and time.perf_counter() - started > limit_s:
+                break  # the session closes: what it judged so far is kept
     return time.perf_counter() - started, records
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--problems", type=Path, required=True)
-    parser.add_argument("--candidates", type=Path, required=True)
-    parser.add_argument("--device", default="cuda")
-    parser.add_argument("--judges", type=int)
-    parser.add_argument("--out", type=Path)
-    args, pytest_args = parser.parse_known_args()
-    scratch = Path(tempfile.mkdtemp(prefix="kb-api-vs-pytest-"))
-    pytest_s, by_pytest = pytest_side(args.problems.resolve(), args.candidates.resolve(),
-                                      args.device, scratch / "cache-pytest",
-                                      scratch / "report.json", pytest_args)
-    api_s, by_api = api_side(args.problems.resolve(), args.candidates.resolve(), args.device,
-                             scratch / "cache-api", args.judges)
+def compare(pytest_s: float, by_pytest: dict, api_s: float, by_api: dict,
+            pytest_args: list[str]) -> tuple[list[dict], list[dict], list[tuple]]:
+    """Prints both walls and every case whose status differs: (differ, border, fail)."""
     differ, border, fail = [], [], []
     for key in sorted(set(by_pytest) | set(by_api)):
         ours, theirs = by_api.get(key, {}), by_pytest.get(key, {})
@@ -88,6 +89,62 @@ def main() -> int:
     for row in differ + border:
         print(f"  {row['case']}: api {row['api']} ({row['api_speedup']}), pytest "
               f"{row['pytest']} ({row['pytest_speedup']})")
+    return differ, border, fail
+
+
+def save_side(path: Path, wall_s: float, records: dict[tuple, dict], args: list[str]) -> None:
+    kept = [{"key": list(key), **{field: record.get(field) for field in
+                                  ("status", "correct", "speedup")}}
+            for key, record in records.items()]
+    path.write_text(json.dumps({"wall_s": wall_s, "args": args, "records": kept}, indent=1))
+
+
+def load_side(path: Path) -> tuple[float, dict[tuple, dict], list[str]]:
+    side = json.loads(path.read_text())
+    return side["wall_s"], {tuple(r["key"]): r for r in side["records"]}, side["args"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", type=Path)
+    parser.add_argument("--candidates", type=Path)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--judges", type=int)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--side", choices=("pytest", "api", "both"), default="both",
+                        help="one side only (a machine's time limit per command), saved to --out")
+    parser.add_argument("--limit", type=float, help="seconds a side may run: pytest is stopped "
+                        "as by Ctrl-C, the session closed; the cases judged by then are kept")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("PYTEST.json", "API.json"),
+                        help="compare two sides saved by --side")
+    args, pytest_args = parser.parse_known_args()
+    if args.compare:
+        pytest_s, by_pytest, pytest_args = load_side(args.compare[0])
+        api_s, by_api, _ = load_side(args.compare[1])
+        return 1 if compare(pytest_s, by_pytest, api_s, by_api, pytest_args)[2] else 0
+    if args.problems is None or args.candidates is None:
+        parser.error("--problems and --candidates are needed unless --compare is given")
+    if args.side != "both" and args.out is None:
+        parser.error(f"--side {args.side} needs --out, where the side is saved")
+    scratch = Path(tempfile.mkdtemp(prefix="kb-api-vs-pytest-"))
+    problems, candidates = args.problems.resolve(), args.candidates.resolve()
+    if args.side in ("pytest", "both"):
+        report = args.out.with_suffix(".report.json") if args.side == "pytest" \
+            else scratch / "report.json"
+        pytest_s, by_pytest = pytest_side(problems, candidates, args.device,
+                                          scratch / "cache-pytest", report, pytest_args,
+                                          args.limit)
+        if args.side == "pytest":
+            save_side(args.out, pytest_s, by_pytest, pytest_args)
+            print(f"pytest: {len(by_pytest)} cases in {pytest_s:.1f} s; report {report}")
+            return 0
+    api_s, by_api = api_side(problems, candidates, args.device, scratch / "cache-api",
+                             args.judges, args.limit)
+    if args.side == "api":
+        save_side(args.out, api_s, by_api, [])
+        print(f"evaluate_many: {len(by_api)} cases in {api_s:.1f} s")
+        return 0
+    differ, border, fail = compare(pytest_s, by_pytest, api_s, by_api, pytest_args)
     if args.out:
         args.out.write_text(json.dumps({"pytest_s": pytest_s, "api_s": api_s, "differ": differ,
                                         "border": border}, indent=1))

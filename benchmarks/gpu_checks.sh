@@ -2,7 +2,7 @@
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="interrupt names eval buildhelp hostile audit launch contexts starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten
-#         api"] [KB_API_SET=DIR (api: a set to judge through pytest and evaluate_many)] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
+#         api apiset"] [KB_API_SET=DIR KB_API_PROBLEMS=DIR KB_API_SIDE=pytest|api|both (apiset: a set judged through pytest and evaluate_many)] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_ATTRIBUTION_SETS="attribution stream-order ..." (our sets the attribution section reads)]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
@@ -522,10 +522,21 @@ fi
 if [[ " $sections " == *" api "* ]]; then
     echo "== batch API"
     python3 benchmarks/api_gpu_check.py --judges 2 --out "$out/api-declared.json" || failed=1
-    if [[ -n "${KB_API_SET:-}" ]]; then
-        python3 benchmarks/api_vs_pytest.py --problems "${KB_API_PROBLEMS:-problems}" \
-            --candidates "$KB_API_SET" --out "$out/api-vs-pytest.json" -n "${KB_WORKERS:-8}" \
-            || failed=1
+fi
+if [[ " $sections " == *" apiset "* ]]; then
+    # KB_API_SET through pytest -n KB_WORKERS and through evaluate_many, both builds cold; with
+    # KB_API_SIDE=pytest or api one side only (a command's time limit), compared afterwards by
+    # `api_vs_pytest.py --compare`; the pytest side's report is read for memory verdicts.
+    side="${KB_API_SIDE:-both}"
+    name="api-vs-pytest${side/both/}"
+    echo "== $KB_API_SET: pytest -n ${KB_WORKERS:-8} and evaluate_many ($side)"
+    python3 benchmarks/api_vs_pytest.py --problems "${KB_API_PROBLEMS:-problems}" \
+        --candidates "${KB_API_SET:?a set to judge}" --out "$out/$name.json" --side "$side" \
+        --limit "${KB_EVAL_LIMIT:-540}" -n "${KB_WORKERS:-8}" || failed=1
+    if [[ -f "$out/$name.report.json" ]]; then
+        python3 benchmarks/memory_verdicts.py "$out/$name.report.json" || failed=1
+        python3 benchmarks/hold_gaps.py "$out/$name.report.json" --top 4
+        python3 benchmarks/summarize_report.py "$out/$name.report.json" --overhead
     fi
 fi
 

@@ -5,8 +5,10 @@
 One line per record that is `out_of_memory` or was judged again alone after running out of
 memory beside others (its flag): the verdict, the device's total and free GiB when the last run
 took it, whether the run's other processes had given their memory back first (and how many did
-not answer), and the peaks of the candidate's worker and of the judging process. Exits 1 when
-an `out_of_memory` verdict stands without the others' memory given back first.
+not answer), and the peaks of the candidate's worker and of the judging process; then the
+stages admitted alone by their problem's footprint and the seconds they waited for the device
+and the others' memory. Exits 1 when an `out_of_memory` verdict stands without the others'
+memory given back first.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import sys
 
 FLAG = "ran out of device memory while sharing the device"
+ADMITTED = "waited for the device's memory"
 
 
 def gib(value: int | None) -> str:
@@ -43,6 +46,13 @@ def main() -> int:
               f"first: {given} (silent {memory.get('others_silent')}), worker peak "
               f"{gib(memory.get('worker_peak_bytes'))} GiB, judge peak "
               f"{gib(memory.get('judge_peak_bytes'))} GiB")
+    admitted = [r for r in results if any(ADMITTED in flag for flag in r.get("flags") or [])]
+    waits = [(r.get("memory") or {}).get("waited_s") or 0.0 for r in admitted]
+    print(f"{len(admitted)} cases waited for the device's memory by their problem's footprint: "
+          f"{sum(waits):.1f} s waiting in all, longest {max(waits, default=0.0):.1f} s")
+    for record, waited in zip(admitted, waits):
+        print(f"  L{record['level']}/{record['problem_id']} {record['sample']}: "
+              f"{record.get('status')}, waited {waited:.1f} s")
     if unfair:
         print(f"{unfair} out_of_memory verdicts stand without the others' memory given back")
     return 1 if unfair else 0

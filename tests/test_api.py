@@ -290,6 +290,7 @@ def test_an_out_of_memory_verdict_says_what_memory_the_case_had():
     # judged again after every other process of the run gave its memory back
     assert memory["others_gave_back_first"] is True and memory["others_silent"] == 0
     assert 0 < memory["free_at_start_bytes"] <= memory["total_bytes"]
+    assert memory["waited_s"] >= 0
 
 # A problem whose reference runs out of memory while the device is shared, as one can when
 # other workers' stages hold the memory beside it; with the device to itself it has enough.

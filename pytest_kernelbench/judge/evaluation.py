@@ -242,6 +242,7 @@ class Evaluator:
             held_from = time.time()
             lock_wait_s = time.monotonic() - asked
             room = claim() if claim is not None else None
+            waited_s = time.monotonic() - asked  # for the lock and, claimed, the others' memory
             if room is None:
                 room = memory.Room(0, 0, *memory.free_and_total(self.device))
             footprint = footprint_key(case, stage, self.settings.precision)
@@ -267,7 +268,7 @@ class Evaluator:
                 memory.note_footprint(self.device, footprint, reference_bytes)
         if outcome.status == faults.OUT_OF_MEMORY or claim is not None:  # what it had, either way
             note_memory(outcome.record, room, claim is not None, self.sandbox.oom_peak_bytes,
-                        loading.peak_device_bytes())
+                        loading.peak_device_bytes(), waited_s)
         self._note_hold(outcome, stage, [round(held_from, 6), round(held_to, 6)], lock_wait_s,
                         hold)
         return outcome
@@ -368,21 +369,33 @@ def footprint_key(case: Case, stage: str, precision: str) -> str:
     """The name of a problem's footprint in a stage at a precision, alike in every process of
     the run and of later runs on the host: by the problem's text (the Python API writes it to a
     file of its own for each attempt), and the precision its tensors are made in."""
+    path = case.problem.path
     try:
-        text = case.problem.path.read_bytes()
+        seen = path.stat()
     except OSError:
-        text = str(case.problem.path).encode()
-    return f"{hashlib.sha256(text).hexdigest()[:24]}-{precision}-{stage}"
+        return f"{hashlib.sha256(str(path).encode()).hexdigest()[:24]}-{precision}-{stage}"
+    return f"{_digest(path, seen.st_mtime_ns, seen.st_size)}-{precision}-{stage}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _digest(path: Path, mtime_ns: int, size: int) -> str:
+    """A problem file's digest, read once per version of the file (each stage asks for it)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:24]
+    except OSError:
+        return hashlib.sha256(str(path).encode()).hexdigest()[:24]
 
 
 def note_memory(record: Record, room: memory.Room, claimed: bool, worker_peak_bytes: int | None,
-                judge_peak_bytes: int | None) -> None:
+                judge_peak_bytes: int | None, waited_s: float) -> None:
     """What an out_of_memory verdict ran with: the device's total and free bytes when the stage
     took it, whether every other process of the run had given its memory back first (claimed),
-    and the most the candidate's worker and this process's reference side held."""
+    the most the candidate's worker and this process's reference side held, and how long the
+    stage waited for the device (and, claimed, for the others' memory): what running it alone
+    cost."""
     record["memory"] = {**room.as_dict(), "others_gave_back_first": claimed,
                         "worker_peak_bytes": worker_peak_bytes,
-                        "judge_peak_bytes": judge_peak_bytes}
+                        "judge_peak_bytes": judge_peak_bytes, "waited_s": round(waited_s, 3)}
 
 
 def placement(device: str, worker: str | None = None,
