@@ -94,7 +94,8 @@ def compare(pytest_s: float, by_pytest: dict, api_s: float, by_api: dict,
 
 def save_side(path: Path, wall_s: float, records: dict[tuple, dict], args: list[str]) -> None:
     kept = [{"key": list(key), **{field: record.get(field) for field in
-                                  ("status", "correct", "speedup")}}
+                                  ("status", "correct", "speedup", "memory")},
+             "memory_flags": [flag for flag in record.get("flags") or [] if "memory" in flag]}
             for key, record in records.items()]
     path.write_text(json.dumps({"wall_s": wall_s, "args": args, "records": kept}, indent=1))
 

@@ -261,16 +261,31 @@ def test_a_stage_that_would_not_fit_claims_the_memory_without_running_out_first(
     from pytest_kernelbench.suite import loading
 
     # A reference side that held 3 GiB, 4 GiB free beside the others: the second attempt of
-    # the problem claims the memory before each stage, where the first ran beside them.
+    # the problem claims the memory before each stage; the first, before each stage after
+    # its correctness trials measured the problem.
     monkeypatch.setattr(loading, "peak_device_bytes", lambda: 3 * 2**30)
     monkeypatch.setattr(memory, "free_and_total", lambda device: (4 * 2**30, 80 * 2**30))
     examples = Path(__file__).parent / "examples"
     problem = examples / "problems" / "level1" / "2_ReLU.py"
     good = examples / "candidates" / "good" / "level1" / "2_ReLU.py"
+    from pytest_kernelbench.judge.evaluation import Evaluator
+
+    alone: list[str] = []
+    for_room = Evaluator._alone_for_room
+
+    def noted(self, case, stage, *rest):
+        alone.append(stage)
+        return for_room(self, case, stage, *rest)
+
+    monkeypatch.setattr(Evaluator, "_alone_for_room", noted)
     with Session(device="cpu", trials=2, time_budget_s=0.05, p=0.0) as session:
-        first, second = (session.evaluate(problem, good) for _ in range(2))
+        first = session.evaluate(problem, good)
+        first_alone, alone[:] = list(alone), []
+        second = session.evaluate(problem, good)
+    # the first attempt's later stages expect what its correctness trials held
+    assert first_alone == ["speed", "attribute"]
+    assert alone == ["compile", "correct", "speed", "attribute"]
     waited = "waited for the device's memory"
-    assert not any(waited in flag for flag in first["flags"])
     assert any(waited in flag and "3.00 GiB" in flag and "4.00 GiB" in flag
                for flag in second["flags"])
     assert second["memory"]["others_gave_back_first"] is True

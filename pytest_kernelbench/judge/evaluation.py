@@ -246,7 +246,8 @@ class Evaluator:
             if room is None:
                 room = memory.Room(0, 0, *memory.free_and_total(self.device))
             footprint = footprint_key(case, stage, self.settings.precision)
-            known = memory.footprint(self.device, footprint) if admit else None
+            known = expected_footprint(self.device, case, stage, self.settings.precision) \
+                if admit else None
             if not memory.fits_beside(known, room.free_bytes):
                 assert known is not None and room.free_bytes is not None
                 raise NoRoom(known, room.free_bytes)  # gives the device up: it claims instead
@@ -363,6 +364,21 @@ class NoRoom(Exception):
     def __init__(self, reference_bytes: int, free_bytes: int):
         super().__init__(reference_bytes, free_bytes)
         self.reference_bytes, self.free_bytes = reference_bytes, free_bytes
+
+
+# A stage not yet measured for its problem expects what an earlier one held: the timing and the
+# attribution call the reference on inputs like the correctness trials' (the trials hold more).
+EARLIER_STAGES = {"speed": ("correct",), "attribute": ("speed", "correct"), "ncu": ("correct",)}
+
+
+def expected_footprint(device: str, case: Case, stage: str, precision: str) -> int | None:
+    """What the problem's reference side is known to hold in this stage, or else in the
+    earliest-measured stage that stands for it (None: not measured yet, the stage is tried)."""
+    for name in (stage, *EARLIER_STAGES.get(stage, ())):
+        known = memory.footprint(device, footprint_key(case, name, precision))
+        if known is not None:
+            return known
+    return None
 
 
 def footprint_key(case: Case, stage: str, precision: str) -> str:
