@@ -528,7 +528,8 @@ if [[ " $sections " == *" apiset "* ]]; then
     # KB_API_SIDE=pytest or api one side only (a command's time limit), compared afterwards by
     # `api_vs_pytest.py --compare`; the pytest side's report is read for memory verdicts.
     side="${KB_API_SIDE:-both}"
-    name="api-vs-pytest${side/both/}"
+    name="api-vs-pytest"
+    [[ "$side" == both ]] || name="$name-$side"
     echo "== $KB_API_SET: pytest -n ${KB_WORKERS:-8} and evaluate_many ($side)"
     python3 benchmarks/api_vs_pytest.py --problems "${KB_API_PROBLEMS:-problems}" \
         --candidates "${KB_API_SET:?a set to judge}" --out "$out/$name.json" --side "$side" \

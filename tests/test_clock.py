@@ -74,3 +74,56 @@ def test_a_baseline_whose_timed_median_fits_this_process_keeps_the_speedup():
     notes: list[str] = []
     assert clock.unslow_baseline(bursts, 2.0, 2e-4, 10e-4, notes) == 2.0
     assert notes == [] and worker.sides == []
+
+
+class Baseline:
+    """This process's side of the baseline: its burst here, issuing_s of it on the host."""
+
+    def __init__(self, here_s: float, issuing_s: float):
+        self.here_s, self.issuing_s = here_s, issuing_s
+
+    def issue_s(self) -> float:
+        return self.issuing_s
+
+    def inputs(self, seed):
+        return []
+
+    def baseline_wall_s(self, sets) -> float:
+        return self.here_s
+
+
+def slowed_there(monkeypatch, here_s, issuing_s, there_s, pace, candidate_there_s):
+    """unslow_baseline on a GPU where every burst of the baseline in the candidate's process
+    takes there_s and the harness's own code there `pace` times as long as here."""
+    worker = Worker({"baseline": there_s, "candidate": candidate_there_s})
+    bursts = bursts_of(worker)
+    bursts.ctx.reference = Baseline(here_s, issuing_s)
+    monkeypatch.setattr(clock.Bursts, "pace", lambda self: (pace, 1.0))
+    timed_candidate_s = 331e-6
+    bursts.record.update({"baseline_time": there_s * 1.1, "candidate_time": timed_candidate_s,
+                          "timing": "events"})
+    notes: list[str] = []
+    ratio = clock.unslow_baseline(bursts, there_s * 1.1 / timed_candidate_s, here_s, there_s, notes)
+    return ratio, notes
+
+
+def test_a_slow_pace_buys_a_gpu_bound_baseline_no_time_beyond_its_host_side(monkeypatch):
+    # A ReLU of 270 us on the GPU, 15 us of it issued by the host: a pace read 2.09x slow
+    # there does not explain a baseline 8x slower there (a patched operator): it is scaled
+    # to this process's figure, and the candidate no faster than it gets no speedup.
+    ratio, notes = slowed_there(monkeypatch, 270e-6, 15e-6, 2229e-6, 2.09, 300e-6)
+    assert ratio == pytest.approx(286.35e-6 * 1.1 / 331e-6) and ratio < 1
+    assert "a process that slow takes at most 286.3 us" in notes[0]
+
+
+def test_a_slow_pace_still_explains_a_launch_bound_baseline(monkeypatch):
+    # 20 us a call, 18 of them issuing it: in a process three times as slow it takes 56 us,
+    # and a burst of 90 us there (within a burst's spread of it) is that process, not a patched baseline.
+    ratio, notes = slowed_there(monkeypatch, 20e-6, 18e-6, 90e-6, 3.0, 20e-6)
+    assert ratio == pytest.approx(90e-6 * 1.1 / 331e-6)
+    assert "the process ran slowly" in notes[0]
+
+
+def test_on_a_cpu_the_whole_call_is_host_side():
+    assert clock.slowed_baseline_s(1e-3, 1e-3, 2.5) == pytest.approx(2.5e-3)
+    assert clock.slowed_baseline_s(1e-3, 1e-5, 2.5) == pytest.approx(1.015e-3)

@@ -315,8 +315,9 @@ def capture_graph(fn: Callable[[], object], device: str) -> Callable[[], object]
     return replay
 
 
-def run_burst(model, input_sets: list[list], calls: int, device: str) -> None:
-    """calls back-to-back forwards over rotating input sets, then a device-wide sync.
+def run_burst(model, input_sets: list[list], calls: int, device: str, sync: bool = True) -> None:
+    """calls back-to-back forwards over rotating input sets, then a device-wide sync (sync:
+    else the caller's, after it read how long issuing the calls took).
 
     The caller times this with its own clock: no timer inside the burst can be tampered with,
     and the final sync waits for work on every stream.
@@ -326,7 +327,15 @@ def run_burst(model, input_sets: list[list], calls: int, device: str) -> None:
     with torch.no_grad():
         for index in range(calls):
             model(*input_sets[index % len(input_sets)])
+    if sync:
+        sync_device(device)
+
+
+def sync_device(device: str) -> None:
+    """Wait for the work of every stream of a CUDA device (a CPU's work is done)."""
     if device.startswith("cuda"):
+        import torch
+
         torch.cuda.synchronize(device)
 
 
