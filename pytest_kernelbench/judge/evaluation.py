@@ -195,10 +195,11 @@ class Evaluator:
         """A stage that its problem's footprint says would not fit the memory left beside the
         other processes of the run waits for them to give theirs back (memory.claim_memory),
         as one that ran out of memory would, without running out first."""
+        asked = time.monotonic()
         with memory.claim_memory(self.device, self._clear_for_own_claim) as room:
-            outcome = self._held(case, stage, run, exclusive=True, claim=room)
+            outcome = self._held(case, stage, run, exclusive=True, claim=room, asked=asked)
         add_flag(outcome.record, "waited for the device's memory: its problem's reference side "
-                 f"held {short.reference_bytes / 2**30:.2f} GiB in this stage before, and "
+                 f"held {short.reference_bytes / 2**30:.2f} GiB before, and "
                  f"{short.free_bytes / 2**30:.2f} GiB were free beside the run's other "
                  "processes (judged with the device to itself)")
         return outcome
@@ -210,8 +211,9 @@ class Evaluator:
         itself, in a fresh worker, once every other process of the run on the device gave its
         memory back (memory.claim_memory): a verdict must not depend on what ran beside the
         candidate."""
+        asked = time.monotonic()
         with memory.claim_memory(self.device, self._clear_for_own_claim) as room:
-            outcome = self._held(case, stage, run, exclusive=True, claim=room)
+            outcome = self._held(case, stage, run, exclusive=True, claim=room, asked=asked)
         first = (beside.record.get("held") or {}).get(stage)
         # a shared first hold, like any other, for the check that no timing overlapped it
         if first and not was_exclusive:
@@ -225,16 +227,19 @@ class Evaluator:
         return outcome
 
     def _held(self, case: Case, stage: str, run: Stage, exclusive: bool,
-              claim: Callable[[], memory.Room] | None = None, admit: bool = False) -> Outcome:
+              claim: Callable[[], memory.Room] | None = None, admit: bool = False,
+              asked: float | None = None) -> Outcome:
         """Run one stage under the device lock and note in its record how it held it. A
         process asks for the device only once no other's claim to its memory stands (claim:
-        this stage's own, which says what it got once the device is held)."""
+        this stage's own, which says what it got once the device is held; asked: when that
+        claim began, so that the wait counts the others giving their memory back)."""
         with self._between_stages:
-            return self._held_between(case, stage, run, exclusive, claim, admit)
+            return self._held_between(case, stage, run, exclusive, claim, admit,
+                                      time.monotonic() if asked is None else asked)
 
     def _held_between(self, case: Case, stage: str, run: Stage, exclusive: bool,
-                      claim: Callable[[], memory.Room] | None, admit: bool) -> Outcome:
-        asked = time.monotonic()
+                      claim: Callable[[], memory.Room] | None, admit: bool,
+                      asked: float) -> Outcome:
         if claim is None and not devices.holding_a_device():
             memory.serve_claims(self.device, self._give_memory_back)
         with device_lock(self.device, exclusive, self.timing_batch,
