@@ -41,6 +41,9 @@ class RunPlan:
         self.orphans: list[discovery.Unmatched] = []  # candidate files that match no problem
         self.misnamed: list = []  # (candidate, problem) whose file name says another problem
         self.costs: dict[tuple, float] = {}  # seconds per case, from an earlier report
+        # the same, and the suite's own figures for the problems that report does not know:
+        # what orders the cases and paces the run's estimate of its end
+        self.expected_costs: dict[tuple, float] = {}
         self.costs_named = False  # the costs were named by --kb-costs (shards split by them)
         # The records an earlier run left that still stand for their case (--kb-resume);
         # those cases do not run again.
@@ -104,6 +107,11 @@ class RunPlan:
             except schedule.CostsError as exc:
                 if costs_named:  # asked for by name: say so; else ignore it
                     raise PlanError(f"--kb-costs: {exc}") from None
+        try:
+            suite = schedule.suite_costs(settings.problems_dir, device)
+        except schedule.CostsError as exc:
+            raise PlanError(f"--kb-problems: {exc}") from None
+        plan.expected_costs = schedule.with_suite_costs(plan.costs, suite)
         if settings.resume_path is not None:
             try:
                 earlier = resume.read_records(settings.resume_path)

@@ -4,17 +4,21 @@ xdist hands a free worker the next case in collection order, so a long case pick
 keeps one GPU busy while the others idle. Sorting cases longest first (the classic LPT rule)
 leaves only short cases for the end. What a case costs is read from an earlier JSON report
 (how long its stages held the device); a case the report does not know costs what other
-samples of its problem, else its level's known cases, cost at the median; with no report at
-all, deeper levels go first. With or without xdist, cases whose candidate builds an extension
+samples of its problem, else what the suite ships for its problem (SUITE_COSTS, beside the
+problems), else its level's known cases, cost at the median; with none of these, deeper levels
+go first. With or without xdist, cases whose candidate builds an extension
 come after the rest (builds_last), unless the report measured them: those keep their place.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import yaml
 
 from pytest_kernelbench.record import from_json
 from pytest_kernelbench.reporting.resume import record_key
@@ -26,6 +30,42 @@ LEVEL_GUESS_S = {1: 2.0, 2: 3.0, 3: 8.0}
 
 class CostsError(Exception):
     """A costs report that cannot be read; the message names the file."""
+
+
+# Beside a suite's problems: what a case of each problem cost on each kind of device, measured
+# by a run of the suite's reference set (benchmarks/suite_costs.py). A first run has no report
+# of its own to order and pace by; without these its estimate was the level guesses above.
+SUITE_COSTS = "costs.yaml"
+SUITE_SET = "(suite)"  # the set name its figures take in a run's costs: no case has it
+_PROBLEM_KEY = re.compile(r"level(\d+)/(\d+)_")
+
+
+def suite_costs(problems_dir: Path, device: str) -> dict[tuple[int, int], float]:
+    """Seconds per (level, problem id) that the suite's costs file gives this kind of device
+    (cpu, cuda); {} for a suite without one."""
+    path = problems_dir / SUITE_COSTS
+    if not path.is_file():
+        return {}
+    try:
+        table = (yaml.safe_load(path.read_text()) or {}).get(device.split(":")[0]) or {}
+        costs = {}
+        for key, seconds in table.items():
+            found = _PROBLEM_KEY.match(key)
+            if found is None:
+                raise ValueError(f"{key!r} is not a problem's key (level<N>/<id>_<Name>)")
+            costs[int(found[1]), int(found[2])] = float(seconds)
+        return costs
+    except (OSError, ValueError, TypeError, AttributeError, yaml.YAMLError) as exc:
+        raise CostsError(f"{path}: not a table of seconds per problem ({exc})") from None
+
+
+def with_suite_costs(costs: dict[tuple, float],
+                     suite: dict[tuple[int, int], float]) -> dict[tuple, float]:
+    """A run's measured costs, and for each problem they do not know, the suite's figure (under
+    SUITE_SET, so that it stands for the problem and its level but never for a case)."""
+    known = {(level, pid) for (_, level, pid, _) in costs}
+    return {**costs, **{(SUITE_SET, level, pid, ""): seconds
+                        for (level, pid), seconds in suite.items() if (level, pid) not in known}}
 
 
 def read_costs(path: Path) -> dict[tuple, float]:

@@ -109,7 +109,7 @@ class KernelBenchRun:
             self.results.open_stream(self.plan.resumed)
         # What runs, said while it runs (live.py): weighed by what each case is expected to cost.
         live.register(self.config, self.settings.heartbeat_s, {
-            f"{case.problem.key}[{case.id}]": schedule.expected_cost(case, self.plan.costs)
+            f"{case.problem.key}[{case.id}]": schedule.expected_cost(case, self.plan.expected_costs)
             for case in self.cases if case.candidate is not None})
 
     def pytest_runtest_logfinish(self) -> None:
@@ -243,7 +243,7 @@ class KernelBenchRun:
         if xdist_worker(self.config) is not None:
             # xdist hands cases out in this order: the longest first, so no GPU is left with
             # a long case at the end while the others idle.
-            cases = schedule.longest_first(cases, self.plan.costs)
+            cases = schedule.longest_first(cases, self.plan.expected_costs)
         cases = schedule.builds_last(cases, candidate_builds, self.plan.costs)
         case_order = {case: index for index, case in enumerate(cases)}
         # Stages of one case run back to back, so the worker keeps the candidate loaded.
