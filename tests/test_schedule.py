@@ -13,6 +13,8 @@ from pytest_kernelbench.engine.schedule import (
     longest_first,
     read_costs,
     shard_of,
+    suite_costs,
+    with_suite_costs,
 )
 from pytest_kernelbench.settings import parse_shard
 from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
@@ -117,3 +119,30 @@ def test_shards_cover_every_case_once_and_balance_the_expected_work():
     assert max(work.values()) - min(work.values()) <= 40.0 - 8.0
     alone = split[_case(3, 1)]
     assert sum(split[c] == alone for c in cases) < len(cases) / 3
+
+
+def test_a_first_run_weighs_a_problem_by_the_cost_its_suite_ships(tmp_path):
+    (tmp_path / "costs.yaml").write_text("cpu:\n  level1/9_P9: 39.0\n  level3/4_P4: 10.6\n"
+                                         "cuda:\n  level1/9_P9: 1.5\n")
+    assert suite_costs(tmp_path, "cpu") == {(1, 9): 39.0, (3, 4): 10.6}
+    assert suite_costs(tmp_path, "cuda:1") == {(1, 9): 1.5}
+    costs = with_suite_costs({}, suite_costs(tmp_path, "cpu"))
+    # level 1's shipped figure outweighs the level guesses (level 3 would come first)
+    assert expected_cost(_case(1, 9), costs) == 39.0
+    assert expected_cost(_case(1, 5), costs) == 39.0  # its level's known figure
+    assert [c.problem.problem_id for c in longest_first([_case(3, 4), _case(1, 9)], costs)] == [9, 4]
+
+
+def test_a_problem_the_report_measured_keeps_the_reports_figure(tmp_path):
+    measured = {("a", 1, 9, "s0"): 12.0}
+    costs = with_suite_costs(measured, {(1, 9): 39.0, (1, 10): 20.0})
+    assert expected_cost(_case(1, 9, set_name="b"), costs) == 12.0  # another set's sample
+    assert expected_cost(_case(1, 10), costs) == 20.0
+    assert not any(key[0] == "a" and key[2] == 10 for key in costs)  # never a case's own
+
+
+def test_a_suite_without_costs_has_none_and_a_broken_one_is_named(tmp_path):
+    assert suite_costs(tmp_path, "cpu") == {}
+    (tmp_path / "costs.yaml").write_text("cpu:\n  not-a-problem: 3\n")
+    with pytest.raises(CostsError, match=r"costs.yaml: not a table of seconds per problem"):
+        suite_costs(tmp_path, "cpu")
