@@ -81,6 +81,7 @@ class Record(TypedDict, total=False):
     speedup_interval: list[float | None] | None
     speedup_margin: float | None  # how far above p the speedup must read to count (timing.margin)
     baseline_wall_time: float | None
+    baseline_issue_time: float | None  # of baseline_wall_time, issuing the calls (the host's part)
     candidate_wall_time: float | None
     speed_of_light: dict[str, Any] | None
     # where and when

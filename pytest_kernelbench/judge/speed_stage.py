@@ -77,6 +77,7 @@ def speed_case(ctx: StageContext, case: Case, checked: Outcome,
     ctx.reference.set_aside(case, seeds)
     charge(record, "facts", time.perf_counter() - started, "timing_phases")
     record["baseline_wall_time"] = here_s
+    record["baseline_issue_time"] = ctx.reference.issue_s()
     how = timing_mode(ctx, here_s, notes)
     measured = time_worker(ctx, case, record, seeds, how, cache)
     if isinstance(measured, Fault) and how == "graph":
