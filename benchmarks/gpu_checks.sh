@@ -530,9 +530,9 @@ if [[ " $sections " == *" apiset "* ]]; then
     side="${KB_API_SIDE:-both}"
     name="api-vs-pytest"
     [[ "$side" == both ]] || name="$name-$side"
-    echo "== $KB_API_SET: pytest -n ${KB_WORKERS:-8} and evaluate_many ($side)"
+    echo "== ${KB_API_SET:?a set to judge}: pytest -n ${KB_WORKERS:-8} and evaluate_many ($side)"
     python3 benchmarks/api_vs_pytest.py --problems "${KB_API_PROBLEMS:-problems}" \
-        --candidates "${KB_API_SET:?a set to judge}" --out "$out/$name.json" --side "$side" \
+        --candidates "$KB_API_SET" --out "$out/$name.json" --side "$side" \
         --limit "${KB_EVAL_LIMIT:-540}" -n "${KB_WORKERS:-8}" || failed=1
     if [[ -f "$out/$name.report.json" ]]; then
         python3 benchmarks/memory_verdicts.py "$out/$name.report.json" || failed=1
