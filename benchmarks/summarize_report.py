@@ -3,7 +3,8 @@
     python benchmarks/summarize_report.py reports/kernelbench.json [--kernels] [--overhead]
 
 --overhead adds where each set's time went: the worker requests per operation (the harness's
-own cost around the candidate), how timing stopped, and the speed-of-light fractions.
+own cost around the candidate), the parts of the correctness stage, how timing stopped, and the
+speed-of-light fractions.
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ def overhead(records: list[dict]) -> None:
     if spent:
         print("  seconds per candidate by request (median / total): " + ", ".join(
             f"{op} {statistics.median(v):.2f}/{sum(v):.0f}" for op, v in spent.items()))
+    parts: Counter[str] = Counter()
+    for r in records:
+        parts.update(r.get("correct_phases") or {})
+    if parts:
+        print("  correctness stage by part (total s): " + ", ".join(
+            f"{name} {seconds:.1f}" for name, seconds in parts.most_common()))
     stopped = Counter(r.get("timing_stopped") for r in records if r.get("timing_stopped"))
     timings = Counter(r.get("timing") for r in records if r.get("timing"))
     if stopped:

@@ -89,6 +89,7 @@ class Record(TypedDict, total=False):
     harness_s: dict[str, float] | None
     load_phases: dict[str, float] | None  # where the worker's load spent its time
     timing_phases: dict[str, float] | None  # where a timing spent its time
+    correct_phases: dict[str, float] | None  # where the correctness stage spent its time
     held: dict[str, list[float]] | None
     aside: dict[str, list[list[float]]] | None  # spans a stage let the device go (builds, timings)
     placement: dict[str, str | None] | None
@@ -108,7 +109,7 @@ class NotARecord(ValueError):
 
 # The record's fields that add up seconds by name: harness_s (where the harness's time went,
 # per request and wait) and timing_phases (where a timing's went).
-SecondsField = Literal["harness_s", "timing_phases"]
+SecondsField = Literal["harness_s", "timing_phases", "correct_phases"]
 
 
 def new_record(level: int, problem_id: int, problem: str, candidate_set: str, sample: str,

@@ -31,6 +31,8 @@ def test_evaluate_judges_files_as_the_plugin_does(timed):
     assert result["compiled"] and result["correct"] and result["status"] == "passed"
     timed(result)
     assert result["upstream"]["correct"] is True
+    # where the correctness stage's seconds went (no stream-order trials on a CPU)
+    assert set(result["correct_phases"]) == {"reference", "trials", "check"}
     phases = result["timing_phases"]  # where the timing's seconds went
     assert set(phases) == {"facts", "setup", "warmup", "rounds", "outputs", "check_outputs",
                            "check_clock"}

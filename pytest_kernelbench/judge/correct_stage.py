@@ -3,6 +3,10 @@ verdict beside it), the stale-answer check, and the stream-order trials (gpu/ord
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Iterator
+
 from pytest_kernelbench import faults
 from pytest_kernelbench.building import builds
 from pytest_kernelbench.gpu import ordering
@@ -19,7 +23,7 @@ from pytest_kernelbench.judge.outcome import (
     skipped_after,
     stream_hint,
 )
-from pytest_kernelbench.record import Record, add_flag, copy_of, has_flag
+from pytest_kernelbench.record import Record, add_flag, charge, copy_of, has_flag
 from pytest_kernelbench.suite import correctness
 from pytest_kernelbench.suite.discovery import Case
 
@@ -45,9 +49,11 @@ class Trials:
     def run(self, trial: int) -> Outcome | None:
         ctx, case, record = self.ctx, self.case, self.record
         seed = ctx.input_seed(trial)
-        ctx.reference.output(case, seed)  # the problem first (a ProblemError is its own)
-        reply = ctx.channel.ask(record, wire.Run(ctx.channel.loading(case), input_seed=seed,
-                                                 settle_inputs=ctx.channel.order_trials))
+        with phase(record, "reference"):
+            ctx.reference.output(case, seed)  # the problem first (a ProblemError is its own)
+        with phase(record, "trials"):
+            reply = ctx.channel.ask(record, wire.Run(ctx.channel.loading(case), input_seed=seed,
+                                                     settle_inputs=ctx.channel.order_trials))
         if record.get("extension") not in (None, "none"):  # it builds: maybe at this call
             recorded = remember_build_failure(ctx, case, reply)
             if recorded and not record.get("extension_error"):  # it failed at this call
@@ -68,14 +74,16 @@ class Trials:
         calls = reply.header.get("calls")
         if ctx.reference.lockstep is not None and not has_flag(record, lockstep.FLAG):
             add_flag(record, lockstep.FLAG)
-        self._follow_upstream(upstream.allclose_only(
-            ctx.answers.right_answer(case, seed, calls), reply.value,
-            ctx.settings.upstream_rules, ctx.settings.precision))
-        verdict = ctx.answers.judge(case, seed, reply.value, record, calls)
-        if verdict is None and not ctx.settings.allow_input_changes:
-            verdict = ctx.answers.judge_inputs(case, seed, reply.extra.get("inputs_after"))
+        with phase(record, "check"):
+            self._follow_upstream(upstream.allclose_only(
+                ctx.answers.right_answer(case, seed, calls), reply.value,
+                ctx.settings.upstream_rules, ctx.settings.precision))
+            verdict = ctx.answers.judge(case, seed, reply.value, record, calls)
+            if verdict is None and not ctx.settings.allow_input_changes:
+                verdict = ctx.answers.judge_inputs(case, seed, reply.extra.get("inputs_after"))
         if verdict is not None and verdict.status == faults.MISMATCH:
-            verdict = self._stale(trial, verdict, reply.value, calls)
+            with phase(record, "stale"):
+                verdict = self._stale(trial, verdict, reply.value, calls)
         if verdict is None:
             return None
         hint = stream_hint(record) if verdict.status == faults.CHEAT else ""
@@ -103,7 +111,8 @@ class Trials:
         """After every trial passed: the stream-order trials (ordering.py) on fresh inputs, the
         second only for a candidate that made streams of its own. Ours only: upstream's rules
         know no such trial."""
-        found = self.unordered()
+        with phase(self.record, "order_trials"):
+            found = self.unordered()
         return None if found is None else self._fail(*found)
 
     def race_behind(self, stale: Outcome) -> Outcome:
@@ -112,7 +121,8 @@ class Trials:
         buffers left there before its own inputs were written (L1/56 of CUDA-L1 read as
         either). Its stream-order trials tell them apart: `race` when one fails, the cache's
         `cheat` when they pass."""
-        found = self.unordered()
+        with phase(self.record, "order_trials"):
+            found = self.unordered()
         if found is None or found[0] != faults.RACE:
             return stale
         message = (f"{found[1]}; {self.stale}: memory an earlier trial's buffers left, read "
@@ -145,6 +155,16 @@ class Trials:
         self.failed = True
         self.record["correct"] = False
         return failed(self.record, status, message, details)
+
+
+@contextlib.contextmanager
+def phase(record: Record, name: str) -> Iterator[None]:
+    """Charge the seconds of the block to the record's correct_phases[name], however it ends."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        charge(record, name, time.perf_counter() - started, "correct_phases")
 
 
 def correct_case(ctx: StageContext, case: Case, compiled: Outcome) -> Outcome:
