@@ -467,7 +467,8 @@ OPTIONS: tuple[Option, ...] = (
            shown=lambda _: "none"),
     Option("--kb-costs", "costs_path", "under xdist, hand out the most expensive cases first, as "
            "an earlier JSON report timed them (cases it does not know are estimated from their "
-           "problem and level); 'none' keeps the problem order (default: {default}).", "REPORT",
+           "problem, the suite's problems/costs.yaml and their level); 'none' reads no report "
+           "(default: {default}).", "REPORT",
            kind="costs", shown=lambda _: "the --kb-report file, when an earlier run left one"),
     Option("--kb-heartbeat", "heartbeat_s", "while a stage runs, say what runs at least this "
            "often: a line in a log that is not a terminal (a terminal shows a live line "
