@@ -275,15 +275,32 @@ def test_a_stage_that_would_not_fit_claims_the_memory_without_running_out_first(
 
     def noted(self, case, stage, *rest):
         alone.append(stage)
-        return for_room(self, case, stage, *rest)
+        inside.append(stage)
+        try:
+            return for_room(self, case, stage, *rest)
+        finally:
+            inside.pop()
 
     monkeypatch.setattr(Evaluator, "_alone_for_room", noted)
+    from pytest_kernelbench.isolation.sandbox import Sandbox
+
+    inside: list[str] = []  # the stage judged alone now, if any
+    stopped: list[str] = []  # the stages that stopped a worker while judged alone
+    stop_child = Sandbox.stop_child
+
+    def noted_stop(self, *args, **kwargs):
+        stopped.extend(inside)
+        return stop_child(self, *args, **kwargs)
+
+    monkeypatch.setattr(Sandbox, "stop_child", noted_stop)
     with Session(device="cpu", trials=2, time_budget_s=0.05, p=0.0) as session:
         first = session.evaluate(problem, good)
         first_alone, alone[:] = list(alone), []
         second = session.evaluate(problem, good)
     # the first attempt's later stages expect what its correctness trials held
     assert first_alone == ["speed", "attribute"]
+    # and run in the worker that ran the trials: nothing ran out in it
+    assert not set(stopped) & {"speed", "attribute"}, stopped  # (compile: a new attempt's)
     assert alone == ["compile", "correct", "speed", "attribute"]
     waited = "waited for the device's memory"
     assert any(waited in flag and "3.00 GiB" in flag and "4.00 GiB" in flag

@@ -194,9 +194,11 @@ class Evaluator:
     def _alone_for_room(self, case: Case, stage: str, run: Stage, short: NoRoom) -> Outcome:
         """A stage that its problem's footprint says would not fit the memory left beside the
         other processes of the run waits for them to give theirs back (memory.claim_memory),
-        as one that ran out of memory would, without running out first."""
+        as one that ran out of memory would, without running out first. Its own worker stays
+        loaded: nothing ran out in it, and started afresh its candidate would meet the stage
+        cold (the timing that follows the correctness trials of a large problem, say)."""
         asked = time.monotonic()
-        with memory.claim_memory(self.device, self._clear_for_own_claim) as room:
+        with memory.claim_memory(self.device, self._give_memory_back) as room:
             outcome = self._held(case, stage, run, exclusive=True, claim=room, asked=asked)
         add_flag(outcome.record, "waited for the device's memory: its problem's reference side "
                  f"held {short.reference_bytes / 2**30:.2f} GiB before, and "
@@ -378,7 +380,7 @@ EARLIER_STAGES = {"speed": ("correct",), "attribute": ("speed", "correct"), "ncu
 
 def expected_footprint(device: str, case: Case, stage: str, precision: str) -> int | None:
     """What the problem's reference side is known to hold in this stage, or else in the
-    earliest-measured stage that stands for it (None: not measured yet, the stage is tried)."""
+    nearest earlier stage measured (None: not measured yet, the stage is tried)."""
     for name in (stage, *EARLIER_STAGES.get(stage, ())):
         known = memory.footprint(device, footprint_key(case, name, precision))
         if known is not None:
