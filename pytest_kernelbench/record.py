@@ -11,7 +11,10 @@ worker's user_properties) comes in through `from_json`.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
@@ -192,6 +195,16 @@ def charge(record: Record, stage: str, seconds: float, field: SecondsField = "ha
     spent = dict(record.get(field) or {})
     spent[stage] = round(spent.get(stage, 0.0) + seconds, 6)
     record[field] = spent
+
+
+@contextlib.contextmanager
+def charged(record: Record, stage: str, field: SecondsField) -> Iterator[None]:
+    """charge() the seconds of the block, however it ends."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        charge(record, stage, time.perf_counter() - started, field)
 
 
 MAX_STARTED_PROCESSES = 20

@@ -218,13 +218,14 @@ def unslow_baseline(bursts: Bursts, ratio: float, here_s: float, worker_s: float
     said = (f"baseline took {there_s * 1e6:.1f} us per call in the candidate's process but "
             f"{here_s * 1e6:.1f} us here" + (f", the harness's own code {slower:.2f}x as long"
                                               if measured else ""))
-    slowed_s = slowed_baseline_s(here_s, bursts.ctx.reference.issue_s(), slower)
+    issue_s = bursts.ctx.reference.issue_s()
+    slowed_s = slowed_baseline_s(here_s, issue_s, slower)
     if fits(slowed_s, there_s):
         notes.append(f"{said}: the process ran slowly, not the baseline alone; the timing's "
                      "speedup stands")
         return ratio
     if slowed_s < here_s * slower:
-        said += (f" (the baseline's host side {bursts.ctx.reference.issue_s() * 1e6:.1f} us a "
+        said += (f" (the baseline's host side {issue_s * 1e6:.1f} us a "
                  f"call here: a process that slow takes at most {slowed_s * 1e6:.1f} us)")
     scale = min(1.0, slowed_s / there_s)
     candidate_time = record["candidate_time"]

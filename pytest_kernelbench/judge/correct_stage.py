@@ -4,8 +4,6 @@ verdict beside it), the stale-answer check, and the stream-order trials (gpu/ord
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Iterator
 
 from pytest_kernelbench import faults
 from pytest_kernelbench.building import builds
@@ -23,7 +21,7 @@ from pytest_kernelbench.judge.outcome import (
     skipped_after,
     stream_hint,
 )
-from pytest_kernelbench.record import Record, add_flag, charge, copy_of, has_flag
+from pytest_kernelbench.record import Record, add_flag, charged, copy_of, has_flag
 from pytest_kernelbench.suite import correctness
 from pytest_kernelbench.suite.discovery import Case
 
@@ -157,14 +155,9 @@ class Trials:
         return failed(self.record, status, message, details)
 
 
-@contextlib.contextmanager
-def phase(record: Record, name: str) -> Iterator[None]:
-    """Charge the seconds of the block to the record's correct_phases[name], however it ends."""
-    started = time.perf_counter()
-    try:
-        yield
-    finally:
-        charge(record, name, time.perf_counter() - started, "correct_phases")
+def phase(record: Record, name: str) -> contextlib.AbstractContextManager[None]:
+    """The block's seconds, charged to the record's correct_phases[name]."""
+    return charged(record, name, "correct_phases")
 
 
 def correct_case(ctx: StageContext, case: Case, compiled: Outcome) -> Outcome:

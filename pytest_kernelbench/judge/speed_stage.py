@@ -17,7 +17,14 @@ from pytest_kernelbench.judge import baselines, clock, upstream
 from pytest_kernelbench.judge.answers import TIMING_INPUT_SETS
 from pytest_kernelbench.judge.context import StageContext
 from pytest_kernelbench.judge.outcome import Outcome, cheat, failed, skipped_after
-from pytest_kernelbench.record import Record, add_flag, charge, copy_of, upstream_correct
+from pytest_kernelbench.record import (
+    Record,
+    add_flag,
+    charge,
+    charged,
+    copy_of,
+    upstream_correct,
+)
 from pytest_kernelbench.suite.discovery import Case
 
 UPSTREAM_PERF_TRIALS = 100  # timed calls of upstream's evaluation scripts (num_perf_trials)
@@ -72,10 +79,9 @@ def speed_case(ctx: StageContext, case: Case, checked: Outcome,
     record = copy_of(checked.record)
     notes: list[str] = []
     seeds = ctx.timing_seeds()
-    started = time.perf_counter()
-    here_s = ctx.reference.wall_s(case, seeds)
-    ctx.reference.set_aside(case, seeds)
-    charge(record, "facts", time.perf_counter() - started, "timing_phases")
+    with charged(record, "facts", "timing_phases"):
+        here_s = ctx.reference.wall_s(case, seeds)
+        ctx.reference.set_aside(case, seeds)
     record["baseline_wall_time"] = here_s
     record["baseline_issue_time"] = ctx.reference.issue_s()
     how = timing_mode(ctx, here_s, notes)
@@ -114,17 +120,13 @@ def check_timing(ctx: StageContext, case: Case, record: Record, reply: Reply, se
     """What a timing returned, checked: its outputs, the harness's clock, the baseline's pace
     in the candidate's process. The verdict when one fails; otherwise the speedup they leave
     stands for the attribute stage."""
-    started = time.perf_counter()
-    caught = check_timed_outputs(ctx, case, record, reply)
-    charge(record, "check_outputs", time.perf_counter() - started, "timing_phases")
+    with charged(record, "check_outputs", "timing_phases"):
+        caught = check_timed_outputs(ctx, case, record, reply)
     if caught is not None:
         return caught, None
-    started = time.perf_counter()
-    try:
+    with charged(record, "check_clock", "timing_phases"):
         return check_clocks(ctx, clock.Bursts(ctx, case, record, seeds), reply, how, ratio,
                             here_s, notes)
-    finally:
-        charge(record, "check_clock", time.perf_counter() - started, "timing_phases")
 
 
 def check_clocks(ctx: StageContext, bursts: clock.Bursts, reply: Reply, how: str, ratio: float,
