@@ -512,12 +512,16 @@ def test_xdist_workers_share_the_builds_without_building_twice(kb):
     assert statuses == {"1_Scale.py": "failed", "2_ReLU.py": "built"}, kb.report()["builds"]
 
 
-def test_speed_numbers_reach_pytest_benchmark(kb):
-    data = json.loads(good_run(kb).files["bench.json"])
+def test_speed_numbers_reach_pytest_benchmark(kb, timed):
+    shared = good_run(kb)
+    data = json.loads(shared.files["bench.json"])
     names = {b["fullname"]: b for b in data["benchmarks"]}
     bench = names["level1/1_Scale::test_speed[good-s0]"]
     assert bench["group"] == "level1/1_Scale"
-    assert bench["extra_info"]["speedup"] > 0
+    # the speed item's speedup, or none only where a busy host left the clock unsettled (the
+    # record says so)
+    scale = shared.records()[("good", 1, "s0")]
+    timed({**scale, "speedup": bench["extra_info"]["speedup"]})
     assert bench["stats"]["rounds"] >= 2
 
 
