@@ -651,13 +651,14 @@ def test_uninitialised_memory_never_holds_the_reference_answer(hostile):
     assert "allocates uninitialised tensors" in " ".join(record["static_scan"])
 
 
-def test_a_candidate_that_slows_the_baseline_in_its_process_gains_nothing(hostile):
+def test_a_candidate_that_slows_the_baseline_in_its_process_gains_nothing(hostile, timed):
     _, records = hostile
     record = records[("hostile", 2, "slows_the_baseline")]
     assert record["correct"] and record["status"] == "passed"
     # The baseline's 2 ms per call there would make a speedup of hundreds; the harness's own
-    # figure for the baseline replaces it.
-    assert record["speedup"] < 10 and record["speedup_interval"] is None
+    # figure for the baseline replaces it (or settles none on a host too busy for its clock).
+    timed(record)
+    assert (record["speedup"] or 0) < 10 and record["speedup_interval"] is None
     assert any("baseline took" in flag for flag in record["flags"])
 
 
