@@ -375,8 +375,12 @@ def plausible(reported_median_s: float, burst_s_per_call: float, device: str) ->
     than twice the report plus that overhead means time went missing from it (a tampered
     timer, work on another stream or thread).
     """
-    overhead_s = 20e-6 if device.startswith("cuda") else 5e-6
-    return burst_s_per_call <= 2 * reported_median_s + overhead_s
+    return burst_s_per_call <= 2 * reported_median_s + burst_overhead_s(device)
+
+
+def burst_overhead_s(device: str) -> float:
+    """What a burst's loop may add to each call's time beyond the calls themselves."""
+    return 20e-6 if device.startswith("cuda") else 5e-6
 
 
 PACE_STEPS = 100_000  # host_pace's loop: about 5 ms of CPython on a current core
