@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
-# Usage: [KB_SECTIONS="interrupt names eval buildhelp hostile audit launch contexts starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
+# Usage: [KB_SECTIONS="interrupt names eval buildhelp hostile audit launch contexts beside starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten
 #         api apiset"] [KB_API_SET=DIR KB_API_PROBLEMS=DIR KB_API_SIDE=pytest|api|both (apiset: a set judged through pytest and evaluate_many)] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
@@ -9,7 +9,7 @@
 #        [KB_WORKERS=N] [KB_ONE_GPU_REPORT=JSON] [KB_NO_INSTALL=1] [KB_BALLAST_GIB=GIB]
 #        [KB_WARM_LIMIT=SECONDS] [KB_BUILD_CACHE=DIR] [KB_REAL_ONLY=cold|warm] (realrun)
 #        [KB_CACHE_IN=DIR] [KB_CACHE_OUT=DIR] [KB_ORDER_FROM=REPORT] (realrun, on a fresh machine)
-#        [KB_STOP_AFTER=SECONDS] (interrupt)
+#        [KB_STOP_AFTER=SECONDS] (interrupt) [KB_RESERVED_CORES=K] (beside)
 #        bash benchmarks/gpu_checks.sh OUTDIR [PYTEST ARGS...]
 #   logs and JSON reports land in OUTDIR; extra arguments narrow the evaluation (e.g. -k ReLU).
 #   eval stops (SIGINT, reports kept) after KB_EVAL_LIMIT seconds; repeat runs eval's command
@@ -132,6 +132,11 @@ fi
 if [[ " $sections " == *" contexts "* ]]; then
     echo "== timings on a quiet GPU and beside processes making CUDA contexts (worker starts)"
     python3 benchmarks/context_beside_timing.py 2>&1 | tail -8
+fi
+
+if [[ " $sections " == *" beside "* ]]; then
+    echo "== launch-bound timings alone, beside compilers on every core, and on reserved cores"
+    python3 benchmarks/timing_beside_builds.py --reserved "${KB_RESERVED_CORES:-2}" 2>&1 | tail -24
 fi
 
 if [[ " $sections " == *" starts "* ]]; then
