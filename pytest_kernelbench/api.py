@@ -51,6 +51,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from pytest_kernelbench.building import cores
 from pytest_kernelbench.engine import cluster as ray_cluster
 from pytest_kernelbench.engine.batch import Batch, Counts
 from pytest_kernelbench.engine.judging import gpu_count, judge_case
@@ -101,6 +102,10 @@ class Session:
         self._cluster = ray_cluster.connect(cluster, settings, device, judges) \
             if cluster is not None else None
         self.device = self._cluster.device if self._cluster else _resolve_device(device)
+        try:
+            cores.split_for(settings.build_cores, self.device)
+        except cores.NoSplit as exc:
+            raise ValueError(str(exc)) from None
         self._scratch = Path(tempfile.mkdtemp(prefix="kernelbench-api-"))
         # Candidates are snapshots in a folder of their own: confined, one cannot read another.
         self._candidates = self._scratch / "candidates"

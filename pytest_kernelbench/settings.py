@@ -20,6 +20,7 @@ DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 MODES = ("train", "eval")
 TIMINGS = ("events", "graph", "auto")
 DRAINS = ("wait", "stop")
+BUILD_CORES = ("pause", "split")
 UPSTREAM_RULES = ("v0", "main")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
@@ -149,6 +150,10 @@ def parse_timing(text: str) -> str:
 
 def parse_drain(text: str) -> str:
     return _one_of(text, DRAINS, "drain", "wait or stop")
+
+
+def parse_build_cores(text: str) -> str:
+    return _one_of(text, BUILD_CORES, "build cores", "pause or split")
 
 
 def parse_upstream_rules(text: str) -> str:
@@ -381,6 +386,11 @@ OPTIONS: tuple[Option, ...] = (
            "ends (timings gather first, so that the device drains once for several) "
            "(default: {default}).", "HOW", parse_drain,
            check=parse_drain),
+    Option("--kb-build-cores", "build_cores", "how builds share the host's cores with "
+           "timings: pause: builds run on every core and stop while any timing runs; split: "
+           "two cores per GPU are kept for its timings and the builds run on the others "
+           "without stopping (CUDA only) (default: {default}).", "HOW", parse_build_cores,
+           check=parse_build_cores),
     Option("--kb-rse", "target_rse", "stop timing once the median of each side is known to this "
            "relative standard error, e.g. 0.005 = 0.5%%, or to twice it once the speedup's "
            "interval is clear of 0, 1, p and --kb-flag-speedup; --benchmark-max-time still caps "
@@ -527,6 +537,7 @@ class Settings:
     require_kernel: bool = False
     timing: str = "events"
     drain: str = "stop"
+    build_cores: str = "pause"
     target_rse: float = 0.005
     baseline: str = "eager"
     baseline_cache: Path | None = None

@@ -30,6 +30,7 @@ BAD_VALUES = [
     ("mode", "inference", "--kb-mode=inference"),
     ("timing", "cupti", "--kb-timing=cupti"),
     ("drain", "preempt", "--kb-drain=preempt"),
+    ("build_cores", "always", "--kb-build-cores=always"),
     ("baseline", "compile:fast", "--kb-baseline=compile:fast"),
     ("precision", "fp8", "--kb-precision=fp8"),
     ("tolerance", "tight", "--kb-tolerance=tight"),

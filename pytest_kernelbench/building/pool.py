@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pytest_kernelbench import confine
-from pytest_kernelbench.building import builds, pch
+from pytest_kernelbench.building import builds, cores, pch
 from pytest_kernelbench.building.builds import Build, compiler_jobs
 from pytest_kernelbench.building.guard import Guard
 from pytest_kernelbench.gpu import devices
@@ -28,7 +28,8 @@ from pytest_kernelbench.gpu import devices
 
 class BuildPool:
     """The run's builds, at most `jobs` at a time, in a background thread while items run.
-    While any process of the host times a candidate, the builds are stopped and none starts.
+    While any process of the host times a candidate, the builds are stopped and none starts;
+    with `split` (cores.CoreSplit), they run on the shared cores alone and never stop.
 
     A case's items need only its own build: wait_for(folder) moves a build nobody started
     to the front of the queue (started at once, even past `jobs`) and returns when it is
@@ -43,15 +44,16 @@ class BuildPool:
     added so far share its command (pch.HeaderPlan); a build that started before it was made
     parses the header itself. The host is
     told that compilers may run (devices.announce_compilers) only while builds are queued or
-    running, so that an idle pool holds up no timing.
+    running, so that an idle pool holds up no timing (and never with `split`).
     """
 
     def __init__(self, builds: list[Build], arch: str, jobs: int, timeout_s: float,
                  on_done: Callable[[Build, int, int, float], None] = lambda *a: None,
                  protected: tuple[Path, ...] | None = None, compilers: int | None = None,
                  headers: Path | None = None, on_header: pch.OnEnd = lambda *a: None,
-                 open_ended: bool = False):
+                 open_ended: bool = False, split: cores.CoreSplit | None = None):
         self.arch, self.jobs, self.timeout_s = arch, max(jobs, 1), timeout_s
+        self.split = split
         self.compilers = compilers or compiler_jobs(self.jobs, 1)  # MAX_JOBS of each build
         self.on_done, self.protected, self.headers = on_done, protected, headers
         self.on_header, self.open_ended = on_header, open_ended
@@ -73,7 +75,8 @@ class BuildPool:
 
     def start(self) -> BuildPool:
         with self._changed:
-            if self._queue or not self.open_ended:  # an open-ended pool announces its first add
+            # an open-ended pool announces its first add; split builds keep off the timings' cores
+            if self.split is None and (self._queue or not self.open_ended):
                 self._announced = devices.announce_compilers()
         self._thread = threading.Thread(target=self.run, name="kb-builds", daemon=True)
         self._thread.start()
@@ -147,6 +150,8 @@ class BuildPool:
             self._thread.join()
 
     def run(self) -> None:
+        if self.split is not None:  # the processes this thread starts inherit its cores
+            cores.pin_thread(self.split.shared)
         try:
             self._run()
             if self._guard is not None:
@@ -168,14 +173,15 @@ class BuildPool:
                 if self._stopping:
                     self._queue.clear()
                     _signal([p for _, p, _, _ in running], signal.SIGKILL)
-                if self.open_ended and self._queue and self._announced is None:
+                if self.open_ended and self._queue and self._announced is None \
+                        and self.split is None:
                     self._announced = devices.announce_compilers()  # before its compilers start
                 # none starts while a timing runs: one that began before this pool's
                 # announcement did not pause for compilers
                 while paused_at is None and self._queue and (
                         len(running) + compiling < self.jobs
                         or self._queue[0].folder in self._urgent) \
-                        and not devices.timing_in_progress():
+                        and not self._timing():
                     build = self._queue.pop(0)
                     started = _start(build, self.arch, self.protected, self.compilers,
                                      self.headers)
@@ -197,7 +203,7 @@ class BuildPool:
                     self._changed.wait()  # idle until add() or close()
                     continue
             time.sleep(devices.QUIET_POLL_S)
-            timing = not self._stopping and devices.timing_in_progress()
+            timing = not self._stopping and self._timing()
             processes = [p for _, p, _, _ in running] + headers.processes()
             if processes and self._guard is None:
                 self._guard = Guard()
@@ -215,6 +221,11 @@ class BuildPool:
                 paused_at = None
             if paused_at is None:
                 running = self._reap(running, started_at)
+
+    def _timing(self) -> bool:
+        """Whether builds must stand still now: a timing runs on this host, and the builds share
+        its cores."""
+        return self.split is None and devices.timing_in_progress()
 
     def _plan_header(self, build: Build) -> None:
         if self.headers is None:

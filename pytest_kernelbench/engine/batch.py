@@ -163,8 +163,8 @@ class Batch:
         if self._pool is not None:
             return self._pool.add(build)
         assert self._arch is not None
-        self._pool = prebuild.start_pool(self.settings, self._arch, [build], processes=1,
-                                          open_ended=True)
+        self._pool = prebuild.start_pool(self.settings, self.device, self._arch, [build],
+                                          processes=1, open_ended=True)
         return build
 
     def _dispatch(self) -> None:

@@ -9,6 +9,7 @@ import functools
 import time
 
 from pytest_kernelbench import confine
+from pytest_kernelbench.building import cores
 from pytest_kernelbench.engine import schedule
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.isolation import ncu
@@ -88,6 +89,10 @@ class RunPlan:
             device = devices.resolve_device(settings.device, worker_id)
         except devices.DeviceUnavailable as exc:
             raise PlanError(f"--kb-device={exc}") from None
+        try:
+            cores.split_for(settings.build_cores, device)
+        except cores.NoSplit as exc:
+            raise PlanError(str(exc)) from None
         if settings.profile and not device.startswith("cuda"):
             raise PlanError(f"--kb-profile: Nsight Compute profiles CUDA kernels; the "
                             f"device is {device}")

@@ -7,17 +7,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_kernelbench.building import builds, pch
+from pytest_kernelbench.building import builds, cores, pch
 from pytest_kernelbench.building.pool import BuildPool
 from pytest_kernelbench.settings import Settings
 
 OnLine = Callable[[str], None]
 
 
-def start_pool(settings: Settings, arch: str, planned: list[builds.Build], processes: int,
-               open_ended: bool = False, say: OnLine | None = None) -> BuildPool:
+def start_pool(settings: Settings, device: str, arch: str, planned: list[builds.Build],
+               processes: int, open_ended: bool = False, say: OnLine | None = None) -> BuildPool:
     """A started pool for the planned builds: each of `processes` processes (xdist workers)
-    runs its share of one pool sized to the host's cores. say: where its progress lines go."""
+    runs its share of one pool sized to the host's cores (with --kb-build-cores=split, the
+    cores the timings leave). say: where its progress lines go."""
     jobs = builds.build_jobs(settings.build_jobs, processes)
     cache_root = settings.build_cache_root
     protected = (*settings.candidate_dirs, cache_root)
@@ -36,7 +37,8 @@ def start_pool(settings: Settings, arch: str, planned: list[builds.Build], proce
                      protected if settings.confine != "off" else None,
                      builds.compiler_jobs(jobs, processes), on_header=on_header,
                      headers=cache_root / builds.HEADERS_FOLDER if settings.build_headers
-                     else None, open_ended=open_ended).start()
+                     else None, open_ended=open_ended,
+                     split=cores.split_for(settings.build_cores, device)).start()
 
 
 def plan_line(planned: list[builds.Build], jobs: int) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench import confine, faults
-from pytest_kernelbench.building import builds, pch
+from pytest_kernelbench.building import builds, cores, pch
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.suite import loading
@@ -175,6 +175,10 @@ class Sandbox:
         # (problem, candidate) and what the worker reported refusing, in answer to a release
         self.unreported: tuple[tuple | None, list[str]] | None = None
         self.oom_peak_bytes: int | None = None  # a worker's peak, when it ran out of memory
+        # --kb-build-cores=split: the cores the worker's process starts on (the zygote's), and
+        # those its main thread runs on now (a timing's reserved ones while it times)
+        self.shared_cores: frozenset[int] | None = None
+        self.worker_cores: frozenset[int] | None = None
         # The commands the worker and its children started during the last request (and
         # before it, since the release that ended the stage before), for the record
         self.started: list[str] = []
@@ -243,6 +247,13 @@ class Sandbox:
         except (ValueError, RuntimeError, KeyError, TypeError) as exc:
             return Fault(faults.STRUCTURE_MISMATCH, f"unreadable output: {exc}")
         return Reply(reply, value, wall_s, extra, self._log_since(log_start))
+
+    def pin_worker(self, worker_cores: frozenset[int]) -> None:
+        """The worker's main thread (it launches the timed calls) onto these cores, now and for
+        a worker started later."""
+        self.worker_cores = worker_cores
+        if self.child_pid is not None:
+            cores.pin_process_thread(self.child_pid, worker_cores)
 
     def pause(self) -> None:
         """Stop the worker (and what it started) until its next request: between two stages
@@ -362,6 +373,8 @@ class Sandbox:
         os.close(from_child_w)
         self.to_child, self.from_child = to_child_w, from_child_r
         self.child_pid = self._control(None, "pid")
+        if self.worker_cores is not None and self.child_pid is not None:
+            cores.pin_process_thread(self.child_pid, self.worker_cores)
         log_start = self._log_size()
         try:
             wire.write_message(self.to_child,
@@ -394,6 +407,8 @@ class Sandbox:
             [sys.executable, "-m", "pytest_kernelbench.isolation.worker", str(zygote_end.fileno())],
             pass_fds=(zygote_end.fileno(),), stdin=subprocess.DEVNULL, stdout=self.log,
             stderr=subprocess.STDOUT, env=self.env)
+        if self.shared_cores is not None:  # before it forks a worker: they inherit its cores
+            cores.pin_process_thread(self.zygote.pid, self.shared_cores)
         zygote_end.close()
         self.control = parent_end
         self.control.settimeout(STARTUP_TIMEOUT_S)

@@ -11,15 +11,17 @@ first runs the stages it needs, and it holds the device for each.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pytest_kernelbench import faults
+from pytest_kernelbench.building import cores
 from pytest_kernelbench.building.builds import cuda_arch
 from pytest_kernelbench.gpu import devices, memory, roofline
 from pytest_kernelbench.gpu.devices import device_lock, driver_version, use_device
@@ -80,10 +82,18 @@ class Evaluator:
         self.reference = ReferenceSide(settings, device, functools.partial(
             answers.tolerances, settings, self.overrides))
         env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
+        # --kb-build-cores=split: this process and its workers keep off the timings' cores but
+        # while they time (_on_timing_cores); the split is made before this thread moves.
+        self.split = cores.split_for(settings.build_cores, device)
+        if self.split is not None:
+            cores.pin_thread(self.split.shared)
+        self._timing_cores: frozenset[int] | None = None  # while this process times
         # Candidate code may not read other candidates or the builds made from them.
         self.sandbox = Sandbox(env, device, settings.confine,
                                (*settings.candidate_dirs, settings.build_cache_root),
                                stops_for_timings=settings.drain == "stop")
+        if self.split is not None:
+            self.sandbox.shared_cores = self.split.shared
         self.channel = WorkerChannel(self.sandbox, settings, device, self.arch,
                                      lambda: self.reference.lockstep is not None,
                                      started_s or time.time())
@@ -264,7 +274,8 @@ class Evaluator:
             # --kb-timeout bounds the stage: its requests share what is left of it (a stage
             # that runs an earlier one first gets its own time back afterwards).
             try:
-                with self.channel.deadline.running(self.settings.timeout_s):
+                with self.channel.deadline.running(self.settings.timeout_s), \
+                        self._on_timing_cores(exclusive):
                     outcome = self._run_stage(case, stage, run, alone=claim is not None)
             finally:
                 self.sandbox.hold = outer_hold
@@ -280,6 +291,24 @@ class Evaluator:
         self._note_hold(outcome, stage, [round(held_from, 6), round(held_to, 6)], lock_wait_s,
                         hold)
         return outcome
+
+    @contextlib.contextmanager
+    def _on_timing_cores(self, exclusive: bool) -> Iterator[None]:
+        """With --kb-build-cores=split, a timing's two threads on the host (this one, and its
+        worker's, which launches the timed calls) move onto its GPU's reserved cores while it
+        holds the device, and back onto the shared ones after."""
+        if self.split is None or not exclusive or self._timing_cores is not None:
+            yield
+            return
+        self._timing_cores = self.split.for_timing(devices.cuda_index(self.device))
+        cores.pin_thread(self._timing_cores)
+        self.sandbox.pin_worker(self._timing_cores)
+        try:
+            yield
+        finally:
+            self._timing_cores = None
+            cores.pin_thread(self.split.shared)
+            self.sandbox.pin_worker(self.split.shared)
 
     def _run_stage(self, case: Case, stage: str, run: Stage, alone: bool) -> Outcome:
         """The stage's Outcome; a broken problem's for its compile stage (the later stages are

@@ -341,7 +341,7 @@ def start_builds(config: pytest.Config, settings: Settings, device: str,
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if not quiet and planned and reporter is not None:
         reporter.write_line(prebuild.plan_line(planned, jobs))
-    return planned, prebuild.start_pool(settings, arch, planned, processes,
+    return planned, prebuild.start_pool(settings, device, arch, planned, processes,
                                         say=None if quiet else lines.append)
 
 
