@@ -18,8 +18,8 @@ ahead in one pool on all cores, and `judges` processes judge them, sharing the d
 workers of `pytest -n N` share it; at most `in_flight` attempts are unsettled at once (submit
 blocks until one settles). With `cluster` ('ray', or a Ray address such as 'auto' or
 'ray://host:10001'), every call is judged on a Ray cluster instead (engine/cluster.py): one
-judge per GPU of the cluster, each building and judging on its own node; `evaluate` then waits
-for its record. See docs/api.md.
+judge per GPU of the cluster, and a build pool on each judging node that builds ahead for its
+judges; `evaluate` then waits for its record. See docs/api.md.
 
 A problem or candidate is a file path or the Python source itself (text with a line break).
 Each call judges a snapshot of the candidate taken when it is called, so an agent may rewrite
@@ -201,7 +201,7 @@ class Session:
         if self._batch is None and self._cluster is not None:
             self._batch = Batch(self.settings, self.device, self._cluster.judges, 1,
                                 self._in_flight, self.on_progress, self.on_counts,
-                                new_judge=self._cluster.judge, build_ahead=False)
+                                new_judge=self._cluster.judge, build_on=self._cluster.build)
         if self._batch is None:
             gpus = gpu_count(self.requested_device, self.device)
             judges = self._judges or (JUDGES_PER_GPU * gpus if self.device.startswith("cuda")

@@ -9,12 +9,13 @@ import threading
 import time
 from dataclasses import astuple
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from attempts import ABORTS, SLOW
 
 from pytest_kernelbench import Session
-from pytest_kernelbench.engine.batch import Counts
+from pytest_kernelbench.engine.batch import Batch, Counts
 
 EXAMPLES = Path(__file__).parent / "examples"
 RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"
@@ -185,3 +186,28 @@ def test_an_attempt_that_builds_is_built_ahead_and_judged_as_evaluate_judges_it(
     # The batch's counts followed it through its build and its judging.
     assert Counts(0, 1, 0, 0) in heard and Counts(0, 0, 1, 0) in heard
     assert heard[-1] == Counts(0, 0, 0, 1)
+
+
+class RemoteBuildStandIn:
+    """A build made on a cluster's node, as the dispatcher sees it."""
+
+    def __init__(self, node_id):
+        self.status, self.node_id = "built", node_id
+
+    def handed(self):
+        return Path("/node/cache/abc"), {"status": "built"}
+
+    def drop(self):
+        pass
+
+
+def test_a_judge_takes_the_attempt_built_on_its_node_first():
+    here, there = RemoteBuildStandIn("node-a"), RemoteBuildStandIn("node-b")
+    batch = SimpleNamespace(_ready=[7, 8, 9], _attempts={
+        7: SimpleNamespace(build=None), 8: SimpleNamespace(build=there),
+        9: SimpleNamespace(build=here)})
+    judge_a = SimpleNamespace(node={"node_id": "node-a"})
+    assert Batch._pick(batch, judge_a) == 2  # attempt 9, ahead of the older ones
+    assert Batch._pick(batch, SimpleNamespace(node=None)) == 0  # a judge not placed yet
+    assert Batch._entry(batch._attempts[9]) == here.handed()
+    assert Batch._entry(batch._attempts[7]) is None

@@ -4,6 +4,7 @@ hostile attempt only its own record. Skipped where Ray is not installed."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -19,6 +20,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install "
 from attempts import ABORTS, EXITS, SLOW  # noqa: E402
 
 from pytest_kernelbench import Session, record  # noqa: E402
+from pytest_kernelbench.building import builds  # noqa: E402
 
 EXAMPLES = Path(__file__).parent / "examples"
 RELU = EXAMPLES / "problems" / "level1" / "2_ReLU.py"
@@ -83,6 +85,30 @@ def test_a_cluster_judges_as_the_local_engine_does(nodes, correct_and_timed):
                for r in remote.values())
     for one in remote.values():
         jsonschema.validate(one, {"$defs": record.schema()["$defs"], "$ref": "#/$defs/record"})
+
+
+CPP_RELU = EXAMPLES / "candidates" / "cpp_ext" / "level1" / "2_ReLU.py"
+
+
+def test_an_attempt_that_builds_is_built_ahead_on_a_judging_node(nodes, tmp_path,
+                                                                  torch_headers,
+                                                                  correct_and_timed):
+    cache = tmp_path / "cache"
+    torch_headers.link_into(cache)
+    source = CPP_RELU.read_text().replace("kb_test_cpu_relu", "kb_test_ray_relu")
+    with Session(cluster="ray", judges=1, build_cache=cache, **FAST) as session:
+        built = session.submit(RELU, source).result(timeout=600)
+        builders = session._cluster.builders  # type: ignore[union-attr]
+        [node] = builders.hosts  # the one node its build went to
+        assert builders.under_way == {node: 0}
+    correct_and_timed(built)
+    # The node's build host built it (its own copy of the candidate), before any judge did.
+    [marker] = cache.glob(f"*/{builds.BUILT_MARKER}")
+    made_from = Path(json.loads(marker.read_text())["candidate"])
+    assert made_from.parent.parent.name.startswith("kernelbench-ray-")
+    assert made_from.parent.parent != Path(built["candidate_path"]).parent.parent
+    # Whichever node judged it found the build in its cache (both nodes' here), with its entry.
+    assert built["extension"] == "built" and built["prebuild"]["status"] == "built"
 
 
 def test_an_actor_killed_mid_attempt_costs_only_that_attempt(nodes, tmp_path):

@@ -8,9 +8,11 @@ blocks until one settles. A cancelled attempt that no judge took yet is dropped 
 too, where no other attempt shares it and none started it); closing settles every attempt left
 as `not_run`, kills the builds and judges, and leaves no process behind.
 
-Where the judges run is the one thing a caller may change (`new_judge`): judge processes of this
-host by default, or judges on a Ray cluster (cluster.py); the dispatcher hears either through
-its inbox the same way.
+Where the judges run and where the builds go are what a caller may change (`new_judge`,
+`build_on`): judge processes and one build pool of this host by default, or judges and a build
+pool per node on a Ray cluster (cluster.py). The dispatcher hears either judge through its
+inbox the same way, and gives an attempt built on a node to a judge of that node when one is
+idle.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 from multiprocessing.connection import wait
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from pytest_kernelbench.building import builds
 from pytest_kernelbench.engine import prebuild
@@ -38,6 +41,22 @@ POLL_S = 0.05  # how often the dispatcher looks at builds while no judge speaks
 UNSETTLED_BUILDS = ("pending", "running")
 # A new judge from its index and the batch's start (what is built from then on is its own).
 JudgeFactory = Callable[[int, float], Judge]
+
+
+class RemoteBuild(Protocol):
+    """An attempt's build elsewhere (a node of a cluster), as the dispatcher follows it: its
+    status as a Build's, and, once done, its folder and report entry there."""
+
+    status: str
+    node_id: str | None  # where it is built: a judge there reads it from that node's cache
+
+    def handed(self) -> tuple[Path, dict] | None: ...
+
+    def drop(self) -> None: ...
+
+
+# Where an attempt's extension is built instead of this host's pool (None: it builds nothing).
+BuildFactory = Callable[[Case], RemoteBuild | None]
 
 
 @dataclass(frozen=True)
@@ -57,7 +76,7 @@ class Attempt:
     case: Case
     future: Future
     overrides: dict[tuple[int, int], Entry]
-    build: builds.Build | None = None
+    build: builds.Build | RemoteBuild | None = None
     judge: Judge | None = None
     on_settled: Callable[[], None] = lambda: None
 
@@ -68,12 +87,11 @@ class Batch:
     def __init__(self, settings: Settings, device: str, judges: int, gpus: int, in_flight: int,
                  on_progress: Callable[[heartbeat.Event], None] | None = None,
                  on_counts: Callable[[Counts], None] | None = None,
-                 new_judge: JudgeFactory | None = None, build_ahead: bool = True):
+                 new_judge: JudgeFactory | None = None, build_on: BuildFactory | None = None):
         """new_judge: where the judges run (JudgeProcesses of this host by default);
-        build_ahead: whether extensions build in this host's pool before judging, or in each
-        judge's compile stage."""
+        build_on: where extensions build before judging (this host's pool by default)."""
         self.settings, self.device, self.gpus = settings, device, gpus
-        self.build_ahead = build_ahead
+        self.build_on = build_on
         self.judges_wanted, self.in_flight = max(1, judges), max(1, in_flight)
         self.on_progress, self.on_counts = on_progress, on_counts
         self._told: Counts | None = None  # what on_counts heard last
@@ -95,7 +113,8 @@ class Batch:
                on_settled: Callable[[], None] = lambda: None) -> Future:
         """Queue an attempt; blocks while `in_flight` attempts are unsettled."""
         attempt = Attempt(number, case, Future(), dict(overrides), on_settled=on_settled)
-        build = self._plan_build(case)
+        remote = self.build_on(case) if self.build_on is not None else None
+        build = self._plan_build(case) if self.build_on is None else None
         with self._changed:
             while len(self._attempts) >= self.in_flight and not self._closing:
                 self._changed.wait()
@@ -103,6 +122,8 @@ class Batch:
                 raise RuntimeError("the session is closed")
             if build is not None:
                 attempt.build = self._building(build)
+            elif remote is not None:
+                attempt.build = remote
             else:
                 self._ready.append(number)
             self._attempts[number] = attempt
@@ -146,8 +167,6 @@ class Batch:
 
     def _plan_build(self, case: Case) -> builds.Build | None:
         """The attempt's build, where its candidate builds an extension on this device."""
-        if not self.build_ahead:
-            return None  # built in its judge's compile stage, on the judge's host
         wanted = builds.candidates_to_build([case], self.device)
         if not wanted or builds.build_jobs(self.settings.build_jobs, 1) == 0:
             return None  # built in its compile stage, as the pytest run does without a pool
@@ -203,9 +222,11 @@ class Batch:
                 if number in self._ready:
                     self._ready.remove(number)
                 build = attempt.build
-                if build is not None and not any(a.build is build
-                                                 for a in self._attempts.values()):
+                if isinstance(build, builds.Build) and not any(
+                        a.build is build for a in self._attempts.values()):
                     self._pool.drop(build.folder)
+                elif build is not None and not isinstance(build, builds.Build):
+                    build.drop()
                 self._changed.notify_all()
 
     def _promote_built(self) -> None:
@@ -220,15 +241,33 @@ class Batch:
             judge = self._idle.pop() if self._idle else self._new_judge()
             if judge is None:
                 return
-            number = self._ready.pop(0)
+            number = self._ready.pop(self._pick(judge))
             attempt = self._attempts[number]
             if not attempt.future.set_running_or_notify_cancel():  # cancelled meanwhile
                 self._idle.append(judge)
                 continue
             attempt.judge = judge
-            build = attempt.build
-            entry = (build.folder, build.entry()) if build is not None else None
-            judge.send(number, attempt.case, attempt.overrides, entry)
+            judge.send(number, attempt.case, attempt.overrides, self._entry(attempt))
+
+    def _pick(self, judge: Judge) -> int:
+        """Which ready attempt the judge takes: the first built on its node, else the first."""
+        node = getattr(judge, "node", None) or {}
+        for index, number in enumerate(self._ready):
+            build = self._attempts[number].build
+            if build is not None and not isinstance(build, builds.Build) \
+                    and build.node_id is not None and build.node_id == node.get("node_id"):
+                return index
+        return 0
+
+    @staticmethod
+    def _entry(attempt: Attempt) -> tuple[Path, dict] | None:
+        """The attempt's build folder and report entry, for its judge (a judge on a cluster
+        keeps them only where that folder is built on its own node: cluster.py)."""
+        build = attempt.build
+        if build is None:
+            return None
+        return (build.folder, build.entry()) if isinstance(build, builds.Build) \
+            else build.handed()
 
     def _new_judge(self) -> Judge | None:
         if len(self._judges) >= self.judges_wanted:

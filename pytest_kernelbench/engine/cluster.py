@@ -10,10 +10,16 @@ judge's `inbox`, so the dispatcher waits on its pipes as it always does. The act
 files into a scratch folder of its own (level<N>/<id>_<Name>.py, as the judge expects).
 
 One actor per GPU (num_gpus=1, so no other work of the session shares a GPU with a timing)
-where the cluster has GPUs, else `judges` actors of one CPU each. Extensions build in the
-judge's compile stage on its node: the driver's build pool is not used. A node or actor that
-dies mid-attempt costs that attempt a `not_run` record saying so (RayActorError); the attempt
-is not queued again, and a fresh actor takes the judge's place for the next one.
+where the cluster has GPUs, else `judges` actors of one CPU each. Extensions build ahead on
+the nodes that judge: each such node gets one `BuildHost` actor (it claims none of Ray's CPUs,
+so it always fits beside the judges, and runs an open-ended build pool on the node's cores),
+and each attempt that builds is given, as it is submitted, to the node with the fewest builds
+under way for its judges. The pool builds into the node's build cache, where a judge of that
+node finds the build by its source; the batch gives the attempt to a judge of that node when
+one is idle, and a judge of another node builds it in its compile stage, as one whose build
+host failed does. A node or actor that dies mid-attempt costs that attempt a `not_run` record
+saying so (RayActorError); the attempt is not queued again, and a fresh actor takes the
+judge's place for the next one.
 
 Ray is an optional extra (`pip install 'pytest-kernelbench[ray]'`): it is imported in the
 functions below that need it, never at import, so `import pytest_kernelbench` does not load it.
@@ -27,13 +33,17 @@ import hashlib
 import os
 import shutil
 import socket
+import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from multiprocessing import Pipe
 from pathlib import Path
 from typing import Any
 
+from pytest_kernelbench.building import builds
+from pytest_kernelbench.engine import prebuild
 from pytest_kernelbench.engine.judges import STOP_GRACE_S, JudgeProcess
 from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite.discovery import Case
@@ -44,9 +54,11 @@ CPU_JUDGES = 2  # judges on a cluster without GPUs, unless `judges` says
 PLACE_S = 600.0
 SCRATCH_PREFIX = "kernelbench-ray-"  # + the actor's pid: a folder whose actor is gone is swept
 DEVICES = ("auto", "cuda", "cpu")  # a cluster places its judges itself: no cuda:N
+BUILD_POLL_S = 0.1  # how often a build host looks at a build it reports on
+BUILD_CALLS = 256  # builds a build host follows at once (a threaded actor's concurrency)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class Cluster:
     """A session's Ray cluster: the device its judges use, how many, what each claims."""
 
@@ -55,12 +67,21 @@ class Cluster:
     judges: int
     resources: dict[str, float]
     started_ray: bool  # this session started Ray (ray.init), so it shuts it down
+    builders: NodeBuilders = dataclasses.field(init=False)  # its build hosts, one a node
+
+    def __post_init__(self) -> None:
+        self.builders = NodeBuilders(self.settings, self.device)
 
     def judge(self, index: int, started_s: float) -> RayJudge:
         """batch.JudgeFactory: a judge placed on the cluster."""
         return RayJudge(index, self.settings, self.device, started_s, self.resources)
 
+    def build(self, case: Case) -> NodeBuild | None:
+        """batch.BuildFactory: the attempt's extension built ahead on a judging node."""
+        return self.builders.build(case)
+
     def close(self) -> None:
+        self.builders.close()
         if self.started_ray:
             import ray
 
@@ -116,14 +137,15 @@ class RayJudge:
 
     def send(self, attempt: int, case: Case, overrides: dict,
              build: tuple[Path, dict] | None) -> None:
-        assert build is None, "a cluster's attempts build in their compile stage"
+        """Judge the case; build: its build folder and entry on this judge's node, if any."""
         self.attempt = attempt
         self._relay = threading.Thread(target=self._relay_attempt,
-                                       args=(attempt, case, overrides),
+                                       args=(attempt, case, overrides, build),
                                        name=f"kb-ray-judge{self.index}", daemon=True)
         self._relay.start()
 
-    def _relay_attempt(self, attempt: int, case: Case, overrides: dict) -> None:
+    def _relay_attempt(self, attempt: int, case: Case, overrides: dict,
+                       build: tuple[Path, dict] | None) -> None:
         import ray
 
         try:
@@ -136,7 +158,7 @@ class RayJudge:
                     raise TimeoutError(f"no room on the cluster for it in {PLACE_S:.0f} s")
                 self.node = ray.get(where)
             for reference in self.actor.judge.remote(attempt, case, overrides, problem,
-                                                     candidate):
+                                                     candidate, build):
                 message = ray.get(reference)
                 self._post.send(message)
                 if message[0] != "event":
@@ -200,10 +222,16 @@ class JudgeHost:
         return self.node
 
     def judge(self, attempt: int, case: Case, overrides: dict, problem: str,
-              candidate: str | None) -> Iterator[tuple]:
-        """What the judge process says of one attempt, streamed: its events, then its record."""
+              candidate: str | None, build: tuple[Path, dict] | None = None
+              ) -> Iterator[tuple]:
+        """What the judge process says of one attempt, streamed: its events, then its record.
+        build: the attempt's build folder and entry, made ahead by a build host: kept where
+        that folder is built on this node (another node's build is not; the judge builds the
+        extension in its compile stage)."""
+        if build is not None and not (Path(build[0]) / builds.BUILT_MARKER).exists():
+            build = None
         here = write_files(self.scratch, case, problem, candidate)
-        self.judge_process.send(attempt, here, overrides, None)
+        self.judge_process.send(attempt, here, overrides, build)
         try:
             while True:
                 try:
@@ -220,6 +248,192 @@ class JudgeHost:
     def close(self) -> None:
         self.judge_process.stop()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+class NodeBuilders:
+    """The session's build hosts, one per judging node, each made at its node's first build;
+    an attempt's build goes to the node with the fewest builds under way per judge it holds."""
+
+    def __init__(self, settings: Settings, device: str):
+        self.settings, self.device = settings, device
+        self.hosts: dict[str, Any] = {}  # node id -> its BuildHost actor
+        self.judges: dict[str, int] | None = None  # node id -> judges it holds (GPUs or CPUs)
+        self.under_way: dict[str, int] = {}  # node id -> its builds not settled yet
+        self.lock = threading.Lock()
+
+    def build(self, case: Case) -> NodeBuild | None:
+        if case.candidate is None or not builds.candidates_to_build([case], self.device):
+            return None
+        with self.lock:
+            node = self._least_busy()
+            if node is None:
+                return None  # no judging node: each judge builds in its compile stage
+            host = self.hosts.get(node) or self._start(node)
+            self.under_way[node] = self.under_way.get(node, 0) + 1
+        return NodeBuild(host, node, case, self._settled)
+
+    def _settled(self, node: str) -> None:
+        with self.lock:
+            self.under_way[node] -= 1
+
+    def _least_busy(self) -> str | None:
+        import ray
+
+        if self.judges is None:
+            kind = "GPU" if self.device == "cuda" else "CPU"
+            self.judges = {node["NodeID"]: int(node["Resources"].get(kind, 0))
+                           for node in ray.nodes()
+                           if node["Alive"] and node["Resources"].get(kind, 0) >= 1}
+        if not self.judges:
+            return None
+        judges = self.judges
+        return min(judges, key=lambda node: self.under_way.get(node, 0) / judges[node])
+
+    def _start(self, node: str) -> Any:
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        host = ray.remote(BuildHost).options(
+            num_cpus=0, max_concurrency=BUILD_CALLS,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
+        ).remote(self.settings, self.device)
+        self.hosts[node] = host
+        return host
+
+    def close(self) -> None:
+        """Stop every node's builds; the actors' pools kill what still runs."""
+        if not self.hosts:
+            return
+        import ray
+
+        for host in self.hosts.values():
+            with contextlib.suppress(Exception):
+                ray.get(host.close.remote(), timeout=STOP_GRACE_S)
+            with contextlib.suppress(Exception):
+                ray.kill(host)
+        self.hosts.clear()
+
+
+class NodeBuild:
+    """batch.RemoteBuild: one attempt's build on its node's build host, followed by a relay
+    thread. Where the host fails, the build is `elsewhere`: the judge builds it itself."""
+
+    def __init__(self, host: Any, node_id: str, case: Case, on_settled: Any):
+        self.status = "pending"
+        self.node_id: str | None = node_id
+        self._host = host
+        self._name = case.candidate.path.name if case.candidate else ""
+        self._handed: tuple[Path, dict] | None = None
+        problem = case.problem.path.read_text()
+        candidate = case.candidate.path.read_text() if case.candidate else None
+        threading.Thread(target=self._follow, args=(case, problem, candidate, on_settled),
+                         name="kb-ray-build", daemon=True).start()
+
+    def _follow(self, case: Case, problem: str, candidate: str | None, on_settled: Any) -> None:
+        import ray
+
+        try:
+            for reference in self._host.build.remote(case, problem, candidate):
+                message = ray.get(reference)
+                if message[0] == "status":
+                    self.status = message[1]
+                elif message[0] == "done":
+                    self._handed = (Path(message[1]), message[2])
+                    self.status = message[2]["status"]
+                else:  # nothing to build there
+                    self.status = "none"
+        except Exception:  # noqa: BLE001 - the host or its node died: the judge builds it
+            pass
+        finally:
+            if self.status in ("pending", "running"):
+                self.status = "elsewhere"
+            on_settled(self.node_id)
+
+    def handed(self) -> tuple[Path, dict] | None:
+        return self._handed
+
+    def drop(self) -> None:
+        with contextlib.suppress(Exception):
+            self._host.drop.remote(self._name)
+
+
+class BuildHost:
+    """The builds of one node (made a Ray actor by NodeBuilders): an open-ended pool on the
+    node's cores, building into the node's build cache, where a judge of the node finds each
+    build by its source and toolchain, as it finds a build of its own."""
+
+    def __init__(self, settings: Settings, device: str):
+        sweep_scratch(Path(tempfile.gettempdir()))
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
+        candidates = self.scratch / "candidates"
+        candidates.mkdir()
+        self.settings = dataclasses.replace(settings, problems_dir=self.scratch / "problems",
+                                            candidate_dirs=(candidates,))
+        self.device, self.arch = device, node_arch(device)
+        self.pool: Any = None
+        self.folders: dict[str, Path] = {}  # candidate file -> its build's folder
+        self.lock = threading.Lock()
+
+    def build(self, case: Case, problem: str, candidate: str | None) -> Iterator[tuple]:
+        """The build's status as it moves, then ("done", folder, entry); ("none",) where the
+        candidate builds nothing on this node."""
+        here = write_files(self.scratch, case, problem, candidate)
+        assert here.candidate is not None
+        name = here.candidate.path.name
+        try:
+            wanted = builds.candidates_to_build([here], self.device)
+            planned = builds.plan(list(wanted), self.settings.build_cache_root, self.arch,
+                                  wanted) if wanted else []
+            if not planned:
+                yield ("none",)
+                return
+            with self.lock:
+                if self.pool is None:
+                    self.pool = prebuild.start_pool(self.settings, self.device, self.arch,
+                                                    planned[:1], processes=1, open_ended=True)
+                    build = planned[0]
+                else:
+                    build = self.pool.add(planned[0])
+                self.folders[name] = build.folder
+            told = None
+            while build.status in ("pending", "running"):
+                if build.status != told:
+                    told = build.status
+                    yield ("status", told)
+                time.sleep(BUILD_POLL_S)
+            yield ("done", str(build.folder), build.entry())
+        finally:
+            self.folders.pop(name, None)
+            here.candidate.path.unlink(missing_ok=True)
+
+    def drop(self, name: str) -> None:
+        """Take a cancelled attempt's build off the queue, where nobody started it."""
+        with self.lock:
+            folder = self.folders.get(name)
+            if folder is not None and self.pool is not None:
+                self.pool.drop(folder)
+
+    def close(self) -> None:
+        with self.lock:
+            if self.pool is not None:
+                self.pool.close(stop=True)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def node_arch(device: str) -> str:
+    """TORCH_CUDA_ARCH_LIST for a node's builds, read with no GPU of the build host's own:
+    the node's setting, else its first GPU's compute capability as nvidia-smi reads it (what
+    its judges build for), else none (the builds then choose, and a judge of another
+    capability builds again)."""
+    if not device.startswith("cuda") or os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        return builds.cuda_arch(device) if not device.startswith("cuda") \
+            else os.environ["TORCH_CUDA_ARCH_LIST"]
+    try:
+        found = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                               capture_output=True, text=True, timeout=30).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return found[0] if found else ""
 
 
 def write_files(scratch: Path, case: Case, problem: str, candidate: str | None) -> Case:
