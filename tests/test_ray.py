@@ -137,3 +137,27 @@ def test_a_hostile_attempt_costs_only_its_own_record(nodes):
     assert exited["status"] == "exited"  # the status it has on one host
     assert after["status"] == "mismatch"
     assert exited["placement"] == after["placement"]
+
+
+def test_a_build_host_that_dies_leaves_the_build_to_the_judge():
+    from types import SimpleNamespace
+
+    from pytest_kernelbench.engine import cluster
+    from pytest_kernelbench.suite import discovery
+
+    def died(*args):
+        raise RuntimeError("ActorDiedError: the build host's node left the cluster")
+
+    [case] = [c for c in discovery.pair(discovery.find_problems(EXAMPLES / "problems", (1,)),
+                                        {"cpp": [discovery.Candidate("cpp", 1, 2, "s0",
+                                                                     CPP_RELU)]})
+              if c.candidate is not None]
+    settled = []
+    build = cluster.NodeBuild(SimpleNamespace(build=SimpleNamespace(remote=died)), "node-a",
+                              case, settled.append)
+    deadline = time.monotonic() + 30
+    while not settled:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    # settled, with nothing handed: the attempt goes to a judge, which builds it itself
+    assert (build.status, build.handed(), settled) == ("elsewhere", None, ["node-a"])
