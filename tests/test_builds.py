@@ -513,6 +513,15 @@ def test_the_pools_compilers_are_no_more_than_the_cores(monkeypatch):
     assert builds.compiler_jobs(jobs=2, processes=8) == 3
 
 
+def test_split_builds_are_sized_to_the_cores_the_timings_leave(monkeypatch):
+    # 16 cores, 4 kept for two GPUs' timings: 12 for the builds of 4 processes
+    monkeypatch.delenv("MAX_JOBS", raising=False)
+    monkeypatch.setattr(builds.os, "cpu_count", lambda: 16)
+    assert builds.build_jobs(None, processes=4, cores=12) == 3
+    assert builds.compiler_jobs(jobs=3, processes=4, cores=12) == 1
+    assert builds.build_jobs(None, processes=4) == 4
+
+
 GUARDED_POOL = """
 import signal, subprocess, sys, time
 from pytest_kernelbench.building.guard import Guard

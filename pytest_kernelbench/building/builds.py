@@ -153,20 +153,23 @@ def plan(candidates: list[Path], cache_root: Path, arch: str,
     return list(builds.values())
 
 
-def build_jobs(requested: int | None, processes: int) -> int:
+def build_jobs(requested: int | None, processes: int, cores: int | None = None) -> int:
     """How many builds each of `processes` processes (xdist workers) runs at once: the requested
-    number, else its share of the cores. No core is kept back for the processes that time
-    candidates: the builds stop while any timing runs, and run niced."""
-    return requested if requested is not None else max(1, (os.cpu_count() or 1) // processes)
+    number, else its share of the cores (`cores`: those the builds may use, by default all; the
+    builds stop while any timing runs unless the timings have cores of their own, and run
+    niced)."""
+    if requested is not None:
+        return requested
+    return max(1, (cores or os.cpu_count() or 1) // processes)
 
 
-def compiler_jobs(jobs: int, processes: int) -> int:
+def compiler_jobs(jobs: int, processes: int, cores: int | None = None) -> int:
     """ninja's parallel steps per build (MAX_JOBS), so that the builds of all `processes`
-    processes, `jobs` each at a time, run no more compilers than the host has cores: the user's
-    MAX_JOBS where set."""
+    processes, `jobs` each at a time, run no more compilers than the builds have cores: the
+    user's MAX_JOBS where set."""
     if os.environ.get("MAX_JOBS", "").isdigit():
         return int(os.environ["MAX_JOBS"])
-    return max(1, (os.cpu_count() or 1) // max(1, jobs * processes))
+    return max(1, (cores or os.cpu_count() or 1) // max(1, jobs * processes))
 
 
 def candidates_to_build(cases: Iterable[Case], device: str) -> dict[Path, Path]:

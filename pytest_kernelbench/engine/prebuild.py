@@ -19,7 +19,7 @@ def start_pool(settings: Settings, device: str, arch: str, planned: list[builds.
     """A started pool for the planned builds: each of `processes` processes (xdist workers)
     runs its share of one pool sized to the host's cores (with --kb-build-cores=split, the
     cores the timings leave). say: where its progress lines go."""
-    jobs = builds.build_jobs(settings.build_jobs, processes)
+    split, shared, jobs = _sizes(settings, device, processes)
     cache_root = settings.build_cache_root
     protected = (*settings.candidate_dirs, cache_root)
 
@@ -35,10 +35,23 @@ def start_pool(settings: Settings, device: str, arch: str, planned: list[builds.
 
     return BuildPool(planned, arch, jobs, settings.build_timeout_s, on_done,
                      protected if settings.confine != "off" else None,
-                     builds.compiler_jobs(jobs, processes), on_header=on_header,
+                     builds.compiler_jobs(jobs, processes, shared), on_header=on_header,
                      headers=cache_root / builds.HEADERS_FOLDER if settings.build_headers
-                     else None, open_ended=open_ended,
-                     split=cores.split_for(settings.build_cores, device)).start()
+                     else None, open_ended=open_ended, split=split).start()
+
+
+def pool_jobs(settings: Settings, device: str, processes: int) -> int:
+    """The builds each of `processes` processes runs at once, as start_pool sizes its pool."""
+    return _sizes(settings, device, processes)[2]
+
+
+def _sizes(settings: Settings, device: str, processes: int
+           ) -> tuple[cores.CoreSplit | None, int | None, int]:
+    """The run's split of the cores, the cores its builds may use (None: all) and the builds
+    each process runs at once."""
+    split = cores.split_for(settings.build_cores, device)
+    shared = len(split.shared) if split is not None else None
+    return split, shared, builds.build_jobs(settings.build_jobs, processes, shared)
 
 
 def plan_line(planned: list[builds.Build], jobs: int) -> str:

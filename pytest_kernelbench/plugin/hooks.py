@@ -331,7 +331,7 @@ def start_builds(config: pytest.Config, settings: Settings, device: str,
     while the items run: (the builds, the pool building them, or None where none is needed).
     Progress goes to lines, for the main thread to print."""
     processes = xdist_worker_count(config)  # each runs its share of one pool sized to the cores
-    jobs = builds.build_jobs(settings.build_jobs, processes)
+    jobs = prebuild.pool_jobs(settings, device, processes)
     problems = builds.candidates_to_build(cases, device)
     if jobs == 0 or not problems:
         return [], None
