@@ -16,7 +16,7 @@ import functools
 import os
 from dataclasses import dataclass
 
-import torch
+from pytest_kernelbench.gpu import devices
 
 RESERVED_PER_GPU = 2  # the judging process's thread and its worker's
 MIN_SHARED = 2  # cores left for builds and the other judging, at the least
@@ -66,7 +66,7 @@ def split_for(build_cores: str, device: str) -> CoreSplit | None:
     if not device.startswith("cuda"):
         raise NoSplit(f"--kb-build-cores=split: the device is {device}, and a timing on the "
                       "CPU needs every core the builds would take")
-    return host_split(torch.cuda.device_count())
+    return host_split(devices.visible_gpus())
 
 
 def pin_thread(cores: frozenset[int]) -> None:

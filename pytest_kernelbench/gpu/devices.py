@@ -35,6 +35,13 @@ def bind_device(device: str, worker_id: str | None, device_count: int) -> str:
     return f"cuda:{int(match.group(1)) % device_count}"
 
 
+def visible_gpus() -> int:
+    """How many CUDA devices this process sees (0 without CUDA)."""
+    import torch
+
+    return torch.cuda.device_count()
+
+
 def cuda_index(device: str) -> int:
     """'cuda:3' -> 3, 'cuda' -> 0."""
     return int(device.partition(":")[2] or 0)
