@@ -119,6 +119,8 @@ class Batch:
             while len(self._attempts) >= self.in_flight and not self._closing:
                 self._changed.wait()
             if self._closing:
+                if remote is not None:
+                    remote.drop()
                 raise RuntimeError("the session is closed")
             if build is not None:
                 attempt.build = self._building(build)
