@@ -111,3 +111,15 @@ def test_the_session_refuses_a_split_on_the_cpu_as_the_plugin_does():
 
     with pytest.raises(ValueError, match="--kb-build-cores=split: the device is cpu"):
         Session(device="cpu", build_cores="split")
+
+
+@needs_two_cores
+def test_a_closed_judge_gives_its_thread_its_cores_back(own_cores):
+    # Session.evaluate judges in its caller's thread: the split must not outlive the session.
+    split = cores.CoreSplit((frozenset(own_cores[-1:]),), frozenset(own_cores[:-1]))
+    closed = SimpleNamespace(close=lambda: None)
+    judge = SimpleNamespace(split=split, _cores_before=frozenset(own_cores),
+                            membership=closed, sandbox=closed)
+    cores.pin_thread(split.shared)
+    Evaluator.close(judge)
+    assert os.sched_getaffinity(0) == set(own_cores)

@@ -69,6 +69,11 @@ def split_for(build_cores: str, device: str) -> CoreSplit | None:
     return host_split(devices.visible_gpus())
 
 
+def thread_cores() -> frozenset[int]:
+    """The cores the calling thread may run on now."""
+    return frozenset(os.sched_getaffinity(0))
+
+
 def pin_thread(cores: frozenset[int]) -> None:
     """The calling thread onto these cores; the threads and processes it starts inherit them."""
     os.sched_setaffinity(0, cores)

@@ -85,6 +85,9 @@ class Evaluator:
         # --kb-build-cores=split: this process and its workers keep off the timings' cores but
         # while they time (_on_timing_cores); the split is made before this thread moves.
         self.split = cores.split_for(settings.build_cores, device)
+        # the thread's cores before, given back at close (Session.evaluate judges in its
+        # caller's thread)
+        self._cores_before = cores.thread_cores()
         if self.split is not None:
             cores.pin_thread(self.split.shared)
         self._timing_cores: frozenset[int] | None = None  # while this process times
@@ -118,6 +121,8 @@ class Evaluator:
     def close(self) -> None:
         self.membership.close()  # first: its thread may be giving memory back through the sandbox
         self.sandbox.close()
+        if self.split is not None:
+            cores.pin_thread(self._cores_before)
 
     def forget(self, case: Case) -> None:
         """Drop what is kept of a settled case (its stages' outcomes), so that a process that
