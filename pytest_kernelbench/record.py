@@ -111,7 +111,8 @@ class NotARecord(ValueError):
 
 
 # The record's fields that add up seconds by name: harness_s (where the harness's time went,
-# per request and wait) and timing_phases (where a timing's went).
+# per request and wait), timing_phases (where a timing's went) and correct_phases (where the
+# correctness stage's went).
 SecondsField = Literal["harness_s", "timing_phases", "correct_phases"]
 
 

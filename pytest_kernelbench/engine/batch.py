@@ -25,7 +25,7 @@ from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from pytest_kernelbench.building import builds
 from pytest_kernelbench.engine import prebuild
@@ -103,7 +103,7 @@ class Batch:
         self._changed = threading.Condition()
         self._settled = 0
         self._closing = False
-        self._pool: Any = None  # the build pool, made at the first attempt that builds
+        self._pool: prebuild.OpenPool | None = None  # made at the first attempt that builds
         self._arch: str | None = None
         self._started_s = time.time()  # what is built from now on is the batch's own
         self._thread = threading.Thread(target=self._dispatch, name="kb-batch", daemon=True)
@@ -178,15 +178,11 @@ class Batch:
         return planned[0] if planned else None
 
     def _building(self, build: builds.Build) -> builds.Build:
-        """The build an attempt waits for: queued in the pool, or one the pool already has for
-        the same source. The pool is made for the first: the torch header that builds like it
-        share is precompiled for it (pch.py), and the later builds of that command use it."""
-        if self._pool is not None:
-            return self._pool.add(build)
-        assert self._arch is not None
-        self._pool = prebuild.start_pool(self.settings, self.device, self._arch, [build],
-                                          processes=1, open_ended=True)
-        return build
+        """The build an attempt waits for (prebuild.OpenPool.add)."""
+        if self._pool is None:
+            assert self._arch is not None
+            self._pool = prebuild.OpenPool(self.settings, self.device, self._arch)
+        return self._pool.add(build)
 
     def _dispatch(self) -> None:
         while True:
@@ -224,10 +220,11 @@ class Batch:
                 if number in self._ready:
                     self._ready.remove(number)
                 build = attempt.build
-                if isinstance(build, builds.Build) and not any(
-                        a.build is build for a in self._attempts.values()):
-                    self._pool.drop(build.folder)
-                elif build is not None and not isinstance(build, builds.Build):
+                if isinstance(build, builds.Build):
+                    if self._pool is not None and not any(
+                            a.build is build for a in self._attempts.values()):
+                        self._pool.drop(build.folder)
+                elif build is not None:
                     build.drop()
                 self._changed.notify_all()
 

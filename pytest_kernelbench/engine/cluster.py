@@ -369,8 +369,8 @@ class BuildHost:
         candidates.mkdir()
         self.settings = dataclasses.replace(settings, problems_dir=self.scratch / "problems",
                                             candidate_dirs=(candidates,))
-        self.device, self.arch = device, node_arch(device)
-        self.pool: Any = None
+        self.device = device
+        self.pool = prebuild.OpenPool(self.settings, device, node_arch(device))
         self.folders: dict[str, Path] = {}  # candidate file -> its build's folder
         self.lock = threading.Lock()
 
@@ -382,18 +382,13 @@ class BuildHost:
         name = here.candidate.path.name
         try:
             wanted = builds.candidates_to_build([here], self.device)
-            planned = builds.plan(list(wanted), self.settings.build_cache_root, self.arch,
+            planned = builds.plan(list(wanted), self.settings.build_cache_root, self.pool.arch,
                                   wanted) if wanted else []
             if not planned:
                 yield ("none",)
                 return
             with self.lock:
-                if self.pool is None:
-                    self.pool = prebuild.start_pool(self.settings, self.device, self.arch,
-                                                    planned[:1], processes=1, open_ended=True)
-                    build = planned[0]
-                else:
-                    build = self.pool.add(planned[0])
+                build = self.pool.add(planned[0])
                 self.folders[name] = build.folder
             told = None
             while build.status in ("pending", "running"):
@@ -410,13 +405,12 @@ class BuildHost:
         """Take a cancelled attempt's build off the queue, where nobody started it."""
         with self.lock:
             folder = self.folders.get(name)
-            if folder is not None and self.pool is not None:
+            if folder is not None:
                 self.pool.drop(folder)
 
     def close(self) -> None:
         with self.lock:
-            if self.pool is not None:
-                self.pool.close(stop=True)
+            self.pool.close(stop=True)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
@@ -426,8 +420,7 @@ def node_arch(device: str) -> str:
     its judges build for), else none (the builds then choose, and a judge of another
     capability builds again)."""
     if not device.startswith("cuda") or os.environ.get("TORCH_CUDA_ARCH_LIST"):
-        return builds.cuda_arch(device) if not device.startswith("cuda") \
-            else os.environ["TORCH_CUDA_ARCH_LIST"]
+        return builds.cuda_arch(device)  # the setting, or none off CUDA: no GPU asked
     try:
         found = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
                                capture_output=True, text=True, timeout=30).stdout.split()

@@ -40,6 +40,33 @@ def start_pool(settings: Settings, device: str, arch: str, planned: list[builds.
                      else None, open_ended=open_ended, split=split).start()
 
 
+class OpenPool:
+    """An open-ended pool of one process (a session's, or a cluster node's), started at its
+    first build: the torch header that builds like it share is precompiled for that build
+    (pch.py), and the later builds of its command use it."""
+
+    def __init__(self, settings: Settings, device: str, arch: str):
+        self.settings, self.device, self.arch = settings, device, arch
+        self._pool: BuildPool | None = None
+
+    def add(self, build: builds.Build) -> builds.Build:
+        """The build an attempt waits for: queued, or the one the pool already has for the
+        same source."""
+        if self._pool is None:
+            self._pool = start_pool(self.settings, self.device, self.arch, [build],
+                                    processes=1, open_ended=True)
+            return build
+        return self._pool.add(build)
+
+    def drop(self, folder: Path) -> None:
+        if self._pool is not None:
+            self._pool.drop(folder)
+
+    def close(self, stop: bool = False) -> None:
+        if self._pool is not None:
+            self._pool.close(stop=stop)
+
+
 def pool_jobs(settings: Settings, device: str, processes: int) -> int:
     """The builds each of `processes` processes runs at once, as start_pool sizes its pool."""
     return _sizes(settings, device, processes)[2]

@@ -36,7 +36,7 @@ CPU_PROCESS_SPREAD = 3.0
 # there as here, so it may take only this much longer (a patch of the baseline's operators
 # that doubles its kernels kept a 2x speedup under the host's margin). Events medians of
 # GPU-bound eager calls, each from a cold L2, read up to 1.42x a warm burst of the same calls
-# here (CUDA-L1's 32 GPU-bound baselines on an H100).
+# here (the 34 of CUDA-L1's 144 timed baselines on an H100 that issue under half their call).
 DEVICE_SPREAD = 1.5
 CPU_CLOCK_RETRIES = 3  # more pairs of bursts when the first pair does not settle it
 CPU_CONFIRM_BELOW_S = 2.0  # pairs of bursts this cheap are measured CPU_CLOCK_PAIRS times
