@@ -2,7 +2,7 @@
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="interrupt names eval buildhelp hostile audit launch contexts beside starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten
-#         api apiset"] [KB_API_SET=DIR KB_API_PROBLEMS=DIR KB_API_SIDE=pytest|api|both (apiset: a set judged through pytest and evaluate_many)] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
+#         api apiset neighbour"] [KB_API_SET=DIR KB_API_PROBLEMS=DIR KB_API_SIDE=pytest|api|both (apiset: a set judged through pytest and evaluate_many)] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_ATTRIBUTION_SETS="attribution stream-order ..." (our sets the attribution section reads)]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
@@ -544,6 +544,16 @@ if [[ " $sections " == *" apiset "* ]]; then
         python3 benchmarks/hold_gaps.py "$out/$name.report.json" --top 4
         python3 benchmarks/summarize_report.py "$out/$name.report.json" --overhead
     fi
+fi
+
+if [[ " $sections " == *" neighbour "* ]]; then
+    # A case that fits the card alone, judged beside another process's paused worker that holds
+    # KB_HOLD_GIB: no out_of_memory while that worker still held it.
+    echo "== a case that fits alone, beside a neighbour's paused worker holding ${KB_HOLD_GIB:-40} GiB"
+    python3 benchmarks/neighbour_worker_memory.py \
+        "${KB_NEIGHBOUR_PROBLEM:-.third_party/v0/KernelBench/level2/34_ConvTranspose3d_LayerNorm_GELU_Scaling.py}" \
+        "${KB_NEIGHBOUR_CANDIDATE:-.third_party/cudal1/h100/level_2_problem_34_sample_0_kernel.py}" \
+        --hold-gib "${KB_HOLD_GIB:-40}" || failed=1
 fi
 
 levels="${KB_AUDIT_LEVELS:-1,2,3}"

@@ -38,12 +38,14 @@ def main() -> int:
     for record in shown:
         memory = record.get("memory") or {}
         given = memory.get("others_gave_back_first")
-        if record.get("status") == "out_of_memory" and not given:
+        if record.get("status") == "out_of_memory" and not (
+                given and memory.get("others_workers_stopped")):
             unfair += 1
         print(f"  L{record['level']}/{record['problem_id']} {record['sample']}: "
               f"{record.get('status')}, total {gib(memory.get('total_bytes'))} GiB, "
               f"free at start {gib(memory.get('free_at_start_bytes'))} GiB, others gave back "
-              f"first: {given} (silent {memory.get('others_silent')}), worker peak "
+              f"first: {given} (silent {memory.get('others_silent')}, workers stopped "
+              f"{memory.get('others_workers_stopped')}), worker peak "
               f"{gib(memory.get('worker_peak_bytes'))} GiB, judge peak "
               f"{gib(memory.get('judge_peak_bytes'))} GiB")
     admitted = [r for r in results if any(ADMITTED in flag for flag in r.get("flags") or [])]
@@ -54,7 +56,8 @@ def main() -> int:
         print(f"  L{record['level']}/{record['problem_id']} {record['sample']}: "
               f"{record.get('status')}, waited {waited:.1f} s")
     if unfair:
-        print(f"{unfair} out_of_memory verdicts stand without the others' memory given back")
+        print(f"{unfair} out_of_memory verdicts stand without the others' memory given back "
+              "and their workers stopped")
     return 1 if unfair else 0
 
 

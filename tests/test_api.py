@@ -291,6 +291,7 @@ def test_an_out_of_memory_verdict_says_what_memory_the_case_had():
     memory = result["memory"]
     # judged again after every other process of the run gave its memory back
     assert memory["others_gave_back_first"] is True and memory["others_silent"] == 0
+    assert memory["others_workers_stopped"] is True  # what their candidates held, too
     assert 0 < memory["free_at_start_bytes"] <= memory["total_bytes"]
     assert memory["waited_s"] >= 0
 
@@ -315,10 +316,24 @@ def test_giving_memory_back_to_a_neighbours_claim_keeps_the_candidate_loaded():
         valid(session.evaluate(RELU, GOOD))
         worker = session.evaluator.sandbox.child_pid
         assert worker is not None
-        session.evaluator._give_memory_back()
+        session.evaluator._give_memory_back(workers=False)
         assert session.evaluator.sandbox.child_pid == worker
-        session.evaluator._clear_for_own_claim()  # the claimer's own stage runs in a fresh one
-        assert session.evaluator.sandbox.child_pid is None
+
+
+def test_a_worker_stopped_for_a_neighbours_last_claim_is_said_in_its_cases_next_stage():
+    # Only the last run before an out_of_memory verdict has the others stop their workers: the
+    # stage of theirs that follows starts its candidate afresh, and says so.
+    with Session(**FAST) as session:
+        evaluator = session.evaluator
+        case, _ = session._prepare(RELU, GOOD)
+        evaluator.compile(case)
+        assert evaluator.sandbox.child_pid is not None
+        evaluator._give_memory_back(workers=True)
+        assert evaluator.sandbox.child_pid is None
+        outcome = evaluator.correct(case)
+    assert outcome.passed
+    assert any("its worker was stopped between stages for another case" in flag
+               for flag in outcome.record["flags"])
 
 
 def test_a_problem_short_of_memory_beside_other_work_is_judged_again_alone(tmp_path, correct_and_timed):

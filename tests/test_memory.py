@@ -25,9 +25,9 @@ MEMBER = textwrap.dedent('''
     from pytest_kernelbench.gpu import memory
     device, log = sys.argv[1], Path(sys.argv[2])
     member = memory.Membership(device)
-    def give_back():
+    def give_back(workers):
         with log.open("a") as out:
-            out.write(f"gave {time.time()}\\n")
+            out.write(f"gave {time.time()} {workers}\\n")
     log.write_text("ready\\n")
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -59,7 +59,7 @@ def test_a_claim_waits_until_every_other_member_gave_its_memory_back(device, tmp
     member = start_member(device, log)
     try:
         mine = []
-        with memory.claim_memory(device, lambda: mine.append(1), wait_s=20) as room:
+        with memory.claim_memory(device, lambda workers: mine.append(workers), wait_s=20) as room:
             got = room()
             gave = [line for line in log.read_text().splitlines() if line.startswith("gave")]
             claimed_at = time.time()
@@ -67,11 +67,30 @@ def test_a_claim_waits_until_every_other_member_gave_its_memory_back(device, tmp
         lines = log.read_text().splitlines()
         during = [line for line in lines
                   if line.startswith("stage") and claimed_at < float(line.split()[1]) < time.time() - 0.05]
-        assert mine == [1]
+        assert mine == [False]
         assert len(gave) == 1
         assert (got.gave_back, got.silent) == (1, 0)
         assert got.total_bytes and got.free_bytes is not None
         assert not during
+    finally:
+        member.kill()
+        member.wait()
+
+
+def test_only_a_claim_for_workers_has_the_members_stop_theirs(device, tmp_path):
+    log = tmp_path / "member.log"
+    member = start_member(device, log)
+    try:
+        mine = []
+        for workers in (False, True):
+            with memory.claim_memory(device, lambda w: mine.append(w), wait_s=20,
+                                     workers=workers) as room:
+                got = room()
+            assert got.workers_stopped is workers
+            assert got.as_dict()["others_workers_stopped"] is workers
+        gave = [line.split()[2] for line in log.read_text().splitlines()
+                if line.startswith("gave")]
+        assert gave == ["False", "True"] and mine == [False, True]
     finally:
         member.kill()
         member.wait()
@@ -83,7 +102,7 @@ def test_a_member_that_never_answers_is_counted_silent_after_the_wait(device, tm
     member = start_member(device, log, silent)
     try:
         began = time.monotonic()
-        with memory.claim_memory(device, lambda: None, wait_s=0.5) as room:
+        with memory.claim_memory(device, lambda workers: None, wait_s=0.5) as room:
             got = room()
         assert time.monotonic() - began < 10
         assert (got.gave_back, got.silent) == (0, 1)
@@ -97,9 +116,9 @@ IDLE_MEMBER = textwrap.dedent('''
     from pathlib import Path
     from pytest_kernelbench.gpu import memory
     device, log = sys.argv[1], Path(sys.argv[2])
-    def give_back():
+    def give_back(workers):
         with log.open("a") as out:
-            out.write("gave\\n")
+            out.write(f"gave {workers}\\n")
     member = memory.Membership(device, give_back, threading.RLock())
     log.write_text("ready\\n")
     time.sleep(30)  # runs no stage: its thread answers
@@ -110,10 +129,10 @@ def test_a_member_that_runs_no_stage_answers_from_its_thread(device, tmp_path):
     log = tmp_path / "member.log"
     member = start_member(device, log, IDLE_MEMBER)
     try:
-        with memory.claim_memory(device, lambda: None, wait_s=20) as room:
+        with memory.claim_memory(device, lambda workers: None, wait_s=20) as room:
             got = room()
         assert (got.gave_back, got.silent) == (1, 0)
-        assert log.read_text().splitlines()[1:] == ["gave"]
+        assert log.read_text().splitlines()[1:] == ["gave False"]
     finally:
         member.kill()
         member.wait()
@@ -122,7 +141,7 @@ def test_a_member_that_runs_no_stage_answers_from_its_thread(device, tmp_path):
 def test_a_members_thread_leaves_a_claim_alone_while_a_stage_runs(device, tmp_path):
     between_stages = threading.RLock()
     gave = []
-    me = memory.Membership(device, lambda: gave.append(1), between_stages)
+    me = memory.Membership(device, lambda workers: gave.append(1), between_stages)
     try:
         with between_stages:  # a stage runs
             claim = memory._OwnedFile(memory._folder(device, "claims"), "1-0")
@@ -149,7 +168,7 @@ UNTIL_A_CLAIM = textwrap.dedent('''
     while not memory.claims(device):
         time.sleep(0.001)
 ''')
-LEAVER = UNTIL_A_CLAIM + "memory.serve_claims(device, lambda: None, wait=False)  # then ends\n"
+LEAVER = UNTIL_A_CLAIM + "memory.serve_claims(device, lambda workers: None, wait=False)  # then ends\n"
 
 
 def test_a_member_that_acknowledged_and_ended_counts_as_having_given_back(device, tmp_path):
@@ -159,7 +178,7 @@ def test_a_member_that_acknowledged_and_ended_counts_as_having_given_back(device
     member = start_member(device, log, LEAVER)
     try:
         # this process gives its own memory back only once the member ended
-        with memory.claim_memory(device, lambda: member.wait(timeout=20), wait_s=20) as room:
+        with memory.claim_memory(device, lambda workers: member.wait(timeout=20), wait_s=20) as room:
             got = room()
         assert member.returncode == 0
         assert (got.gave_back, got.silent) == (1, 0)
@@ -173,14 +192,14 @@ def test_a_dead_members_file_does_not_hold_a_claim_up(device, tmp_path):
     member = start_member(device, log)
     member.kill()
     member.wait()
-    with memory.claim_memory(device, lambda: None, wait_s=20) as room:
+    with memory.claim_memory(device, lambda workers: None, wait_s=20) as room:
         got = room()
     assert (got.gave_back, got.silent) == (0, 0)
     assert memory.members(device) == set()
 
 
 CLAIMER = UNTIL_A_CLAIM + textwrap.dedent('''
-    with memory.claim_memory(device, lambda: None, wait_s=20) as room:
+    with memory.claim_memory(device, lambda workers: None, wait_s=20) as room:
         got = room()
     with log.open("a") as out:
         out.write(f"claimed {got.gave_back} {got.silent}\\n")
@@ -194,11 +213,11 @@ def test_two_claims_at_once_both_go_through(device, tmp_path):
     me = memory.Membership(device)
     other = start_member(device, log, CLAIMER)
     try:
-        with memory.claim_memory(device, lambda: None, wait_s=20) as room:
+        with memory.claim_memory(device, lambda workers: None, wait_s=20) as room:
             got = room()
         # As this process's next stage would: it answers the other's claim, if it still
         # stands, and stays off the device until that is withdrawn.
-        memory.serve_claims(device, lambda: None)
+        memory.serve_claims(device, lambda workers: None)
         assert other.wait(timeout=20) == 0
         assert (got.gave_back, got.silent) == (1, 0)
         assert "claimed 1 0" in log.read_text()
@@ -209,7 +228,7 @@ def test_two_claims_at_once_both_go_through(device, tmp_path):
 
 
 def test_a_claim_is_withdrawn_when_its_block_ends(device):
-    with memory.claim_memory(device, lambda: None, wait_s=1):
+    with memory.claim_memory(device, lambda workers: None, wait_s=1):
         assert len(memory.claims(device)) == 1
     assert memory.claims(device) == []
     assert not list(Path(tempfile.gettempdir()).glob("*.claims/*.ack.*"))
@@ -307,3 +326,72 @@ def test_a_stage_that_would_not_fit_claims_the_memory_without_running_out_first(
                for flag in second["flags"])
     assert second["memory"]["others_gave_back_first"] is True
     assert first["verdicts"] == second["verdicts"] and second["verdicts"]["correct"] == "passed"
+
+
+# A neighbour whose paused worker holds memory that only stopping it gives back: it holds the
+# marker file until a claim has it stop its worker.
+NEIGHBOUR = textwrap.dedent('''
+    import sys, threading, time
+    from pathlib import Path
+    from pytest_kernelbench.gpu import memory
+    device, log = sys.argv[1], Path(sys.argv[2])
+    marker = log.with_name("neighbour-worker-holds-memory")
+    def give_back(workers):
+        with log.open("a") as out:
+            out.write(f"gave {workers}\\n")
+        if workers:
+            marker.unlink(missing_ok=True)
+    member = memory.Membership(device, give_back, threading.RLock())
+    log.write_text("ready\\n")
+    time.sleep(60)
+''')
+
+SHORT_OF_MEMORY_WHILE_THE_NEIGHBOUR_HOLDS_IT = '''
+import os
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if os.path.exists({marker!r}):
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return torch.relu(x)
+'''
+
+
+def test_a_stage_that_claimed_the_memory_and_ran_out_is_judged_again_with_every_worker_stopped(
+        tmp_path, monkeypatch):
+    # A stage admitted alone (its problem's footprint did not fit) still runs beside the other
+    # processes' paused workers; one that runs out of memory there is no out_of_memory verdict
+    # until it ran out with them stopped too.
+    from pytest_kernelbench import Session
+    from pytest_kernelbench.suite import loading
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # the cpu's locks and footprints
+    monkeypatch.setattr(loading, "peak_device_bytes", lambda: 3 * 2**30)
+    monkeypatch.setattr(memory, "free_and_total", lambda device: (4 * 2**30, 80 * 2**30))
+    examples = Path(__file__).parent / "examples"
+    problem = examples / "problems" / "level1" / "2_ReLU.py"
+    marker = tmp_path / "neighbour-worker-holds-memory"
+    candidate = tmp_path / "candidates" / "level1" / "2_ReLU.py"
+    candidate.parent.mkdir(parents=True)
+    candidate.write_text(SHORT_OF_MEMORY_WHILE_THE_NEIGHBOUR_HOLDS_IT.format(marker=str(marker)))
+    with Session(device="cpu", trials=2, time_budget_s=0.05, p=0.0) as session:
+        first = session.evaluate(problem, candidate)  # measures the problem's footprint
+        log = tmp_path / "neighbour.log"
+        neighbour = start_member("cpu", log, NEIGHBOUR)
+        try:
+            marker.touch()
+            second = session.evaluate(problem, candidate)
+        finally:
+            neighbour.kill()
+            neighbour.wait()
+    assert first["verdicts"]["correct"] == "passed"
+    assert second["verdicts"]["correct"] == "passed", second["error"]
+    assert second["verdicts"] == first["verdicts"]
+    assert any("beside the other processes' paused workers" in flag
+               and "every other worker of the run stopped" in flag and "2.00 GiB" in flag
+               for flag in second["flags"]), second["flags"]
+    assert "gave True" in log.read_text().splitlines()

@@ -15,6 +15,10 @@ The protocol works through files beside the device's lock, like the timing gate:
   what it can have again unchanged (its reference outputs, cached blocks it keeps; its
   worker's went back when its last stage ended), writes its acknowledgement and, before its
   next stage, waits, holding no lock, until no claim stands;
+- a claim that says **workers** (the last run of a case before an `out_of_memory` verdict)
+  also has every member stop its paused worker: what a loaded candidate allocated (its model,
+  tensors it keeps) is given back only by ending the process, and its next stage starts it
+  afresh;
 - the claimer takes the device alone, reads the free memory it starts with, runs the stage and
   withdraws its claim.
 A member in the middle of a stage answers once that stage ends; several claims at once are
@@ -46,6 +50,9 @@ from pytest_kernelbench.gpu.devices import QUIET_POLL_S, lock_path
 # answered waits off the device meanwhile: past this the claim goes on without it, counted.
 CLAIM_WAIT_S = 20.0
 IDLE_POLL_S = 0.5  # how often a member that runs no stage looks for claims
+WORKERS = "workers"  # the text of a claim that has the members stop their workers too
+# What a member runs for a claim: gives back what it holds; with True, stops its worker too.
+GiveBack = Callable[[bool], None]
 _SERIAL = iter(range(sys.maxsize))  # tells apart the files one process owns
 
 
@@ -58,10 +65,12 @@ class Room:
     silent: int
     free_bytes: int | None = None
     total_bytes: int | None = None
+    workers_stopped: bool = False  # the claim had the others stop their workers too
 
-    def as_dict(self) -> dict[str, int | None]:
+    def as_dict(self) -> dict[str, int | bool | None]:
         return {"others_gave_back": self.gave_back, "others_silent": self.silent,
-                "free_at_start_bytes": self.free_bytes, "total_bytes": self.total_bytes}
+                "free_at_start_bytes": self.free_bytes, "total_bytes": self.total_bytes,
+                "others_workers_stopped": self.workers_stopped}
 
 
 def _folder(device: str, kind: str) -> Path:
@@ -74,13 +83,15 @@ class _OwnedFile:
     """A file locked by its owner for as long as it lives; a reader that can lock it knows the
     owner is gone."""
 
-    def __init__(self, folder: Path, name: str):
+    def __init__(self, folder: Path, name: str, text: str = ""):
         self.path = folder / name
-        # Locked before it shows under its name: a reader that found it unlocked in between
-        # would take it for a dead owner's and remove it.
+        # Locked (and written) before it shows under its name: a reader that found it unlocked
+        # in between would take it for a dead owner's and remove it.
         staging = folder / f".{name}.staging"
-        self._handle = open(staging, "a+")
+        self._handle = open(staging, "w+")
         fcntl.flock(self._handle, fcntl.LOCK_EX)
+        self._handle.write(text)
+        self._handle.flush()
         os.replace(staging, self.path)
 
     def close(self) -> None:
@@ -106,7 +117,7 @@ class Membership:
     """This process's place among the judging processes of a device. While `between_stages`
     is free (its holder takes it for each stage), a thread serves claims with give_back."""
 
-    def __init__(self, device: str, give_back: Callable[[], None] | None = None,
+    def __init__(self, device: str, give_back: GiveBack | None = None,
                  between_stages: threading.RLock | None = None):
         self.device = device
         # one file per membership: two in one process (two API sessions) must not wait on each
@@ -121,7 +132,7 @@ class Membership:
                                             name="kb-memory-claims", daemon=True)
             self._thread.start()
 
-    def _serve_while_idle(self, give_back: Callable[[], None],
+    def _serve_while_idle(self, give_back: GiveBack,
                           between_stages: threading.RLock) -> None:
         while not self._stopped.wait(IDLE_POLL_S):
             if _fresh_claims(self.device) and between_stages.acquire(blocking=False):
@@ -165,21 +176,30 @@ def _owner(name: str) -> str:
     return name.partition("-")[0]
 
 
+def asks_for_workers(device: str, claim: str) -> bool:
+    """Whether a claim has the members stop their workers too."""
+    try:
+        return (_folder(device, "claims") / claim).read_text() == WORKERS
+    except OSError:
+        return False
+
+
 @contextlib.contextmanager
-def claim_memory(device: str, give_back: Callable[[], None],
-                 wait_s: float = CLAIM_WAIT_S) -> Iterator[Callable[[], Room]]:
+def claim_memory(device: str, give_back: GiveBack, wait_s: float = CLAIM_WAIT_S,
+                 workers: bool = False) -> Iterator[Callable[[], Room]]:
     """Claim the device's memory for the block: give this process's memory back, wait until
     every other member did the same (or wait_s passed), and yield a function that, called once
-    the device is held alone, says what the claim got. The claim stands until the block ends."""
+    the device is held alone, says what the claim got. The claim stands until the block ends.
+    With workers, every member (this one too) stops its worker as well."""
     me = str(os.getpid())
     name = f"{me}-{next(_SERIAL)}"
     # A killed namesake's acknowledgements go before the claim shows: after, they could be a
     # member's answer to this one.
     for stale in _folder(device, "claims").glob(f"{name}.ack.*"):
         stale.unlink(missing_ok=True)
-    claim = _OwnedFile(_folder(device, "claims"), name)
+    claim = _OwnedFile(_folder(device, "claims"), name, WORKERS if workers else "")
     try:
-        give_back()
+        give_back(workers)
         deadline = time.monotonic() + wait_s
         while True:
             serve_claims(device, give_back, wait=False)  # another claimer's, at the same time
@@ -192,7 +212,7 @@ def claim_memory(device: str, give_back: Callable[[], None],
 
         def room() -> Room:
             free, total = free_and_total(device)
-            return Room(len(answered), len(others - answered), free, total)
+            return Room(len(answered), len(others - answered), free, total, workers)
 
         yield room
     finally:
@@ -204,16 +224,17 @@ def claim_memory(device: str, give_back: Callable[[], None],
 _SERVED: set[str] = set()  # the claims this process gave its memory back for
 
 
-def serve_claims(device: str, give_back: Callable[[], None], wait: bool = True) -> None:
+def serve_claims(device: str, give_back: GiveBack, wait: bool = True) -> None:
     """Before this process asks for the device: give its memory back once for each other
-    process's claim and acknowledge it; with wait, stay off the device until no claim stands
-    (a claimer serving another's claim does not wait: each would wait for the other)."""
+    process's claim (its worker too where one asks for workers) and acknowledge it; with wait,
+    stay off the device until no claim stands (a claimer serving another's claim does not
+    wait: each would wait for the other)."""
     me = str(os.getpid())
     while True:
         standing = [c for c in claims(device) if _owner(c) != me]
         fresh = _fresh_claims(device, standing)
         if fresh:
-            give_back()
+            give_back(any(asks_for_workers(device, claim) for claim in fresh))
             for claim in fresh:
                 _acknowledge(device, claim, me)
                 _SERVED.add(claim)

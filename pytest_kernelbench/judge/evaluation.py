@@ -104,6 +104,8 @@ class Evaluator:
                                     AnswerChecks(settings, self.reference, self.overrides),
                                     self.channel)
         self._last_case: str | None = None  # named when a problem file changes under us
+        self._worker_case: Case | None = None  # whose candidate the worker holds, paused
+        self._worker_stopped_for: Case | None = None  # stopped for a claim, until its next stage
         self._done: dict[tuple[Case, str], Outcome] = {}
         self._build_waits: dict[Case, float] = {}  # seconds a compile item waited for its build
         self._timed: dict[Case, Timed] = {}  # timed cases awaiting attribution and verdict
@@ -198,11 +200,12 @@ class Evaluator:
             outer = devices.holding_a_device()
             try:
                 outcome = self._held(case, stage, run, exclusive, admit=not outer)
+                shared = not exclusive
             except NoRoom as short:
                 outcome = self._alone_for_room(case, stage, run, short)
-            else:
-                if outcome.status == faults.OUT_OF_MEMORY and not outer:
-                    outcome = self._alone_after_oom(case, stage, run, outcome, exclusive)
+                shared = False  # it held the device alone, beside the others' paused workers
+            if outcome.status == faults.OUT_OF_MEMORY and not outer:
+                outcome = self._alone_after_oom(case, stage, run, outcome, shared)
             self._done[key] = outcome
         return self._done[key]
 
@@ -222,25 +225,29 @@ class Evaluator:
         return outcome
 
     def _alone_after_oom(self, case: Case, stage: str, run: Stage, beside: Outcome,
-                         was_exclusive: bool) -> Outcome:
+                         shared: bool) -> Outcome:
         """A stage that ran out of memory while other work shared the device's memory (a
-        timing holds the device alone, but not its memory) runs once more with the device to
-        itself, in a fresh worker, once every other process of the run on the device gave its
-        memory back (memory.claim_memory): a verdict must not depend on what ran beside the
-        candidate."""
+        timing holds the device alone, but not its memory; a stage that claimed the memory
+        still ran beside the others' paused workers) runs once more with the device to itself,
+        in a fresh worker, once every other process of the run on the device gave its memory
+        back and stopped its worker (memory.claim_memory): a verdict must not depend on what
+        ran beside the candidate."""
         asked = time.monotonic()
-        with memory.claim_memory(self.device, self._clear_for_own_claim) as room:
+        with memory.claim_memory(self.device, self._give_memory_back, workers=True) as room:
             outcome = self._held(case, stage, run, exclusive=True, claim=room, asked=asked)
         first = (beside.record.get("held") or {}).get(stage)
         # a shared first hold, like any other, for the check that no timing overlapped it
-        if first and not was_exclusive:
+        if first and shared:
             name = f"{stage}_beside_others"
             mark_held(outcome.record, name, first)
             spans = (beside.record.get("aside") or {}).get(stage)
             if spans:
                 note_aside(outcome.record, name, spans)
-        add_flag(outcome.record, "ran out of device memory while sharing the device; judged "
-                 f"again with the device to itself (the first run said: {beside.message})")
+        where = "while sharing the device" if shared else \
+            "with the device to itself beside the other processes' paused workers"
+        add_flag(outcome.record, f"ran out of device memory {where}; judged again with the "
+                 "device to itself and every other worker of the run stopped (the first run "
+                 f"said: {beside.message})")
         return outcome
 
     def _held(self, case: Case, stage: str, run: Stage, exclusive: bool,
@@ -267,6 +274,8 @@ class Evaluator:
             waited_s = time.monotonic() - asked  # for the lock and, claimed, the others' memory
             if room is None:
                 room = memory.Room(0, 0, *memory.free_and_total(self.device))
+            worker_stopped = self._worker_stopped_for == case
+            self._worker_stopped_for = None
             footprint = footprint_key(case, stage, self.settings.precision)
             known = expected_footprint(self.device, case, stage, self.settings.precision) \
                 if admit else None
@@ -281,7 +290,7 @@ class Evaluator:
             try:
                 with self.channel.deadline.running(self.settings.timeout_s), \
                         self._on_timing_cores(exclusive):
-                    outcome = self._run_stage(case, stage, run, alone=claim is not None)
+                    outcome = self._run_stage(case, stage, run, alone=room.workers_stopped)
             finally:
                 self.sandbox.hold = outer_hold
                 self._let_go_of_memory()
@@ -290,6 +299,10 @@ class Evaluator:
             reference_bytes = loading.peak_device_bytes()  # None without CUDA
             if reference_bytes:
                 memory.note_footprint(self.device, footprint, reference_bytes)
+        self._worker_case = case if self.sandbox.child_pid is not None else None
+        if worker_stopped and claim is None:
+            add_flag(outcome.record, "its worker was stopped between stages for another case "
+                     "that ran out of device memory, and started afresh for this stage")
         if outcome.status == faults.OUT_OF_MEMORY or claim is not None:  # what it had, either way
             note_memory(outcome.record, room, claim is not None, self.sandbox.oom_peak_bytes,
                         loading.peak_device_bytes(), waited_s)
@@ -352,21 +365,19 @@ class Evaluator:
                      "work sharing it was stopped: something outside this run's control ran "
                      "beside this stage")
 
-    def _give_memory_back(self) -> None:
-        """What this process holds on the device that is had again unchanged, for another
-        case's claim: the reference's outputs and the copies of its model, its cached blocks.
-        Its worker gave its own cached blocks back when its last stage ended (_let_go_of_memory)
-        and stays stopped: started afresh, a candidate meets its next stage cold (a
-        torch.compile'd model captured anew, a path chosen at its first call), and its verdict
-        would turn on a neighbour's."""
+    def _give_memory_back(self, workers: bool) -> None:
+        """What this process holds on the device that is had again unchanged, for a case's
+        claim: the reference's outputs and the copies of its model, its cached blocks. Its
+        worker gave its own cached blocks back when its last stage ended (_let_go_of_memory)
+        and stays paused: started afresh, a candidate meets its next stage cold (a
+        torch.compile'd model captured anew, a path chosen at its first call). Only the last
+        run before an `out_of_memory` verdict (workers) has it stopped too, its case's next
+        stage told (a flag)."""
+        if workers and self.sandbox.child_pid is not None:
+            self._worker_stopped_for = self._worker_case
+            self.sandbox.stop_child()
         self.reference.give_back()
         loading.release_cached_memory()
-
-    def _clear_for_own_claim(self) -> None:
-        """Before the stage that ran out of memory runs again: all of the above, and its worker
-        stopped (the stage runs in a fresh one)."""
-        self.sandbox.stop_child()
-        self._give_memory_back()
 
     def _let_go_of_memory(self) -> None:
         """What a stage leaves behind is given back before the next lock is asked for: the
