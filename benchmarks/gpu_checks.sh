@@ -531,14 +531,16 @@ fi
 if [[ " $sections " == *" apiset "* ]]; then
     # KB_API_SET through pytest -n KB_WORKERS and through evaluate_many, both builds cold; with
     # KB_API_SIDE=pytest or api one side only (a command's time limit), compared afterwards by
-    # `api_vs_pytest.py --compare`; the pytest side's report is read for memory verdicts.
+    # `api_vs_pytest.py --compare`; the pytest side's report is read for memory verdicts. Extra
+    # arguments go to the pytest side: with PYTHONPATH=benchmarks, `-p no_admission` runs it
+    # without admission by footprint (what admission costs: the same side with and without).
     side="${KB_API_SIDE:-both}"
     name="api-vs-pytest"
     [[ "$side" == both ]] || name="$name-$side"
     echo "== ${KB_API_SET:?a set to judge}: pytest -n ${KB_WORKERS:-8} and evaluate_many ($side)"
     python3 benchmarks/api_vs_pytest.py --problems "${KB_API_PROBLEMS:-problems}" \
         --candidates "$KB_API_SET" --out "$out/$name.json" --side "$side" \
-        --limit "${KB_EVAL_LIMIT:-540}" -n "${KB_WORKERS:-8}" || failed=1
+        --limit "${KB_EVAL_LIMIT:-540}" -n "${KB_WORKERS:-8}" "$@" || failed=1
     if [[ -f "$out/$name.report.json" ]]; then
         python3 benchmarks/memory_verdicts.py "$out/$name.report.json" || failed=1
         python3 benchmarks/hold_gaps.py "$out/$name.report.json" --top 4
