@@ -7,8 +7,9 @@ the differences between passed, slower and inconclusive (speed-border cases) cou
         [--judges N] [--out FILE.json] [--side pytest|api] [--limit S] [PYTEST ARGS...]
     python benchmarks/api_vs_pytest.py --compare PYTEST.json API.json
 
-A side alone (--side) is saved to --out (the pytest side's report beside it), for a machine
-whose commands are limited in time: run each, then compare them.
+A side alone (--side) is saved to --out (beside it, OUT.report.json: the pytest side's report,
+or the API side's records in a report's form), for a machine whose commands are limited in
+time: run each, then compare them.
 
 Both sides get an empty build cache of their own. pass/fail is compared as the fast_p tables
 count it: correct or not.
@@ -143,7 +144,10 @@ def main() -> int:
                              args.judges, args.limit)
     if args.side == "api":
         save_side(args.out, api_s, by_api, [])
-        print(f"evaluate_many: {len(by_api)} cases in {api_s:.1f} s")
+        # the records in a report's form, for hold_gaps.py and memory_verdicts.py as pytest's
+        report = args.out.with_suffix(".report.json")
+        report.write_text(json.dumps({"results": list(by_api.values())}))
+        print(f"evaluate_many: {len(by_api)} cases in {api_s:.1f} s; records {report}")
         return 0
     differ, border, fail = compare(pytest_s, by_pytest, api_s, by_api, pytest_args)
     if args.out:

@@ -544,7 +544,7 @@ if [[ " $sections " == *" apiset "* ]]; then
     if [[ -f "$out/$name.report.json" ]]; then
         python3 benchmarks/memory_verdicts.py "$out/$name.report.json" || failed=1
         python3 benchmarks/hold_gaps.py "$out/$name.report.json" --top 4
-        python3 benchmarks/summarize_report.py "$out/$name.report.json" --overhead
+        [[ "$side" == api ]] || python3 benchmarks/summarize_report.py "$out/$name.report.json" --overhead
     fi
 fi
 
