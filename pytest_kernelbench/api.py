@@ -54,6 +54,7 @@ from typing import Any
 from pytest_kernelbench.building import cores
 from pytest_kernelbench.engine import cluster as ray_cluster
 from pytest_kernelbench.engine.batch import Batch, Counts
+from pytest_kernelbench.engine.judges import JUDGES_PER_GPU
 from pytest_kernelbench.engine.judging import gpu_count, judge_case
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.judge.evaluation import Evaluator
@@ -72,7 +73,6 @@ _RUN_ONLY = {"problems_dir", "candidate_dirs", "levels", "tags", "report_path", 
 OPTIONS = sorted(f.name for f in dataclasses.fields(Settings)
                  if f.init and f.name not in _RUN_ONLY)
 IN_FLIGHT = 256  # unsettled attempts of submit before it blocks: an RL step's batch at most
-JUDGES_PER_GPU = 8  # as `pytest -n 8` shares one GPU
 _PROBLEM_FILE = re.compile(r"^(?P<id>\d+)_(?P<name>.+)\.py$")
 _LEVEL_DIR = re.compile(r"^level(?P<level>\d+)$")
 

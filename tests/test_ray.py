@@ -54,6 +54,21 @@ def test_the_package_imports_without_loading_ray():
     assert out.strip() == "False"
 
 
+@pytest.mark.parametrize(("gpus", "judges", "expected"), [
+    (1, None, (8, 0.125)),  # eight to a GPU, as a session on one host
+    (2, None, (16, 0.125)),
+    (1, 1, (1, 1.0)),
+    (2, 3, (3, 0.5)),  # two on one GPU, one on the other
+    (1, 3, (3, 0.3333)),  # in Ray's ten-thousandths, three fit one GPU
+])
+def test_a_clusters_gpus_get_eight_judges_each_claiming_its_share(gpus, judges, expected):
+    from pytest_kernelbench.engine.cluster import gpu_judges
+
+    count, share = gpu_judges(gpus, judges)
+    assert (count, share) == expected
+    assert share * -(-count // gpus) <= 1  # a GPU's judges fit it
+
+
 @pytest.mark.parametrize(("device", "words"), [("cuda:1", "places its judges itself"),
                                                ("cuda", "has no GPU")])
 def test_a_cluster_refuses_a_device_it_cannot_give(nodes, device, words):

@@ -9,8 +9,10 @@ text (their paths exist only here), calls the actor, and posts what its judge sa
 judge's `inbox`, so the dispatcher waits on its pipes as it always does. The actor writes the
 files into a scratch folder of its own (level<N>/<id>_<Name>.py, as the judge expects).
 
-One actor per GPU (num_gpus=1, so no other work of the session shares a GPU with a timing)
-where the cluster has GPUs, else `judges` actors of one CPU each. Extensions build ahead on
+Eight actors per GPU where the cluster has GPUs, each claiming an eighth of one
+(`gpu_judges`), as eight judges share a GPU on one host: together they claim it whole, so Ray
+places no other work there, and the device lock they share on their node keeps each timing alone
+on it. Else `judges` actors of one CPU each. Extensions build ahead on
 the nodes that judge: each such node gets one `BuildHost` actor (it claims none of Ray's CPUs,
 so it always fits beside the judges, and runs an open-ended build pool on the node's cores),
 and each attempt that builds is given, as it is submitted, to the node with the fewest builds
@@ -30,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import math
 import os
 import shutil
 import socket
@@ -44,7 +47,7 @@ from typing import Any
 
 from pytest_kernelbench.building import builds
 from pytest_kernelbench.engine import prebuild
-from pytest_kernelbench.engine.judges import STOP_GRACE_S, JudgeProcess
+from pytest_kernelbench.engine.judges import JUDGES_PER_GPU, STOP_GRACE_S, JudgeProcess
 from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite.discovery import Case
 
@@ -113,9 +116,20 @@ def connect(address: str, settings: Settings, device: str, judges: int | None) -
             ray.shutdown()
         raise ValueError("device 'cuda': the Ray cluster has no GPU")
     if gpus and device != "cpu":
-        return Cluster(settings, "cuda", min(judges or gpus, gpus), {"num_gpus": 1}, started)
+        count, share = gpu_judges(gpus, judges)
+        return Cluster(settings, "cuda", count, {"num_gpus": share}, started)
     count = min(judges or CPU_JUDGES, max(1, cpus))  # one CPU each: more would never start
     return Cluster(settings, "cpu", count, {"num_cpus": 1}, started)
+
+
+def gpu_judges(gpus: int, judges: int | None) -> tuple[int, float]:
+    """How many judges a cluster's GPUs get, and the share of a GPU each claims from Ray:
+    JUDGES_PER_GPU to a GPU unless `judges` says, as a session on one host shares one. The
+    judges of a GPU claim it whole between them, so Ray places no other work there, and on
+    their node they share its device lock, which keeps each timing alone on it."""
+    count = judges or gpus * JUDGES_PER_GPU
+    per_gpu = -(-count // gpus)
+    return count, math.floor(10_000 / per_gpu) / 10_000  # Ray counts a GPU in 1/10000ths
 
 
 class RayJudge:

@@ -35,6 +35,7 @@ from pytest_kernelbench.reporting.progress import not_run_record
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 STOP_GRACE_S = 10.0  # a judge asked to stop between cases ends within this, or is killed
+JUDGES_PER_GPU = 8  # judges sharing one GPU, as `pytest -n 8` shares one
 
 
 class Judge(Protocol):
