@@ -2,7 +2,7 @@
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="interrupt names eval buildhelp hostile audit launch contexts beside starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten
-#         api apiset neighbour"] [KB_API_SET=DIR KB_API_PROBLEMS=DIR KB_API_SIDE=pytest|api|both (apiset: a set judged through pytest and evaluate_many)] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
+#         api apiset neighbour cluster"] [KB_API_SET=DIR KB_API_PROBLEMS=DIR KB_API_SIDE=pytest|api|both (apiset: a set judged through pytest and evaluate_many)] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_ATTRIBUTION_SETS="attribution stream-order ..." (our sets the attribution section reads)]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
@@ -545,6 +545,23 @@ if [[ " $sections " == *" apiset "* ]]; then
         python3 benchmarks/memory_verdicts.py "$out/$name.report.json" || failed=1
         python3 benchmarks/hold_gaps.py "$out/$name.report.json" --top 4
         [[ "$side" == api ]] || python3 benchmarks/summarize_report.py "$out/$name.report.json" --overhead
+    fi
+fi
+
+if [[ " $sections " == *" cluster "* ]]; then
+    # Ray from pieces carried one a call (benchmarks/ray_for_device.sh: each call keeps its piece;
+    # KB_RAY_INSTALL=1 installs once all are kept), then KB_API_SET through evaluate_many on a
+    # one-node Ray cluster of this machine, saved for `api_vs_pytest.py --compare` against the
+    # local engine's side (apiset with KB_API_SIDE=api).
+    bash benchmarks/ray_for_device.sh gather || failed=1
+    [[ -z "${KB_RAY_INSTALL:-}" ]] || bash benchmarks/ray_for_device.sh install || failed=1
+    if [[ -n "${KB_API_SET:-}" ]] && python3 -c "import ray" 2>/dev/null; then
+        echo "== ${KB_API_SET}: evaluate_many on a one-node Ray cluster"
+        python3 benchmarks/api_vs_pytest.py --problems "${KB_API_PROBLEMS:-problems}" \
+            --candidates "$KB_API_SET" --out "$out/api-vs-pytest-cluster.json" --side api \
+            --cluster ray --limit "${KB_EVAL_LIMIT:-540}" || failed=1
+        python3 benchmarks/memory_verdicts.py "$out/api-vs-pytest-cluster.report.json" || failed=1
+        python3 benchmarks/hold_gaps.py "$out/api-vs-pytest-cluster.report.json" --top 4
     fi
 fi
 
