@@ -200,12 +200,13 @@ class Evaluator:
             outer = devices.holding_a_device()
             try:
                 outcome = self._held(case, stage, run, exclusive, admit=not outer)
-                shared = not exclusive
+                admitted = False
             except NoRoom as short:
                 outcome = self._alone_for_room(case, stage, run, short)
-                shared = False  # it held the device alone, beside the others' paused workers
+                admitted = True  # it held the device alone, beside the others' paused workers
             if outcome.status == faults.OUT_OF_MEMORY and not outer:
-                outcome = self._alone_after_oom(case, stage, run, outcome, shared)
+                outcome = self._alone_after_oom(case, stage, run, outcome,
+                                                exclusive or admitted, admitted)
             self._done[key] = outcome
         return self._done[key]
 
@@ -225,7 +226,7 @@ class Evaluator:
         return outcome
 
     def _alone_after_oom(self, case: Case, stage: str, run: Stage, beside: Outcome,
-                         shared: bool) -> Outcome:
+                         was_exclusive: bool, admitted: bool) -> Outcome:
         """A stage that ran out of memory while other work shared the device's memory (a
         timing holds the device alone, but not its memory; a stage that claimed the memory
         still ran beside the others' paused workers) runs once more with the device to itself,
@@ -237,14 +238,14 @@ class Evaluator:
             outcome = self._held(case, stage, run, exclusive=True, claim=room, asked=asked)
         first = (beside.record.get("held") or {}).get(stage)
         # a shared first hold, like any other, for the check that no timing overlapped it
-        if first and shared:
+        if first and not was_exclusive:
             name = f"{stage}_beside_others"
             mark_held(outcome.record, name, first)
             spans = (beside.record.get("aside") or {}).get(stage)
             if spans:
                 note_aside(outcome.record, name, spans)
-        where = "while sharing the device" if shared else \
-            "with the device to itself beside the other processes' paused workers"
+        where = "with the device to itself beside the other processes' paused workers" \
+            if admitted else "while sharing the device"
         add_flag(outcome.record, f"ran out of device memory {where}; judged again with the "
                  "device to itself and every other worker of the run stopped (the first run "
                  f"said: {beside.message})")
