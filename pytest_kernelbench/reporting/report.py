@@ -22,7 +22,7 @@ from pytest_kernelbench.reporting.scoring import SetSummary
 from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite.discovery import Candidate, Problem, Unmatched
 
-SCHEMA_VERSION = 8  # record.py and report.schema.json: bump with any change of fields
+SCHEMA_VERSION = 9  # record.py and report.schema.json: bump with any change of fields
 
 Report = dict[str, Any]  # the JSON report (report.schema.json), records under "results"
 
