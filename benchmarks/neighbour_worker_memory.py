@@ -23,6 +23,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from memory_verdicts import gib  # benchmarks/, this script's folder
+
 ROOT = Path(__file__).resolve().parents[1]
 
 HOG = textwrap.dedent('''
@@ -54,10 +56,6 @@ NEIGHBOUR = textwrap.dedent('''
         now = session.evaluator.sandbox.child_pid
         print("neighbour: worker", "stopped" if now != worker else "still loaded", flush=True)
 ''')
-
-
-def gib(value) -> str:
-    return "-" if value is None else f"{value / 2**30:.1f}"
 
 
 def main() -> int:
