@@ -461,7 +461,11 @@ def note_memory(record: Record, room: memory.Room, claimed: bool, worker_peak_by
     took it, whether every other process of the run had given its memory back first (claimed),
     the most the candidate's worker and this process's reference side held, and how long the
     stage waited for the device (and, claimed, for the others' memory): what running it alone
-    cost."""
+    cost. A later stage that only waited for room keeps the note of the run that had every
+    other worker stopped: that run is what the field speaks for."""
+    earlier = record.get("memory") or {}
+    if earlier.get("others_workers_stopped") and not room.workers_stopped:
+        return
     record["memory"] = {**room.as_dict(), "others_gave_back_first": claimed,
                         "worker_peak_bytes": worker_peak_bytes,
                         "judge_peak_bytes": judge_peak_bytes, "waited_s": round(waited_s, 3)}
