@@ -102,6 +102,39 @@ def test_a_cluster_judges_as_the_local_engine_does(nodes, correct_and_timed):
         jsonschema.validate(one, {"$defs": record.schema()["$defs"], "$ref": "#/$defs/record"})
 
 
+# A ReLU that fails where its process was told how many threads to use: a judge on a node must
+# run it with the driver's environment, not the OMP_NUM_THREADS=1 Ray sets in its actors.
+THREADS_AS_THE_DRIVERS = """
+import os
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if "OMP_NUM_THREADS" in os.environ:
+            raise RuntimeError("OMP_NUM_THREADS=" + os.environ["OMP_NUM_THREADS"])
+        return torch.relu(x)
+"""
+
+
+def test_a_judge_on_a_node_runs_with_the_drivers_thread_settings(nodes, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    with Session(cluster="ray", judges=1, **FAST) as session:
+        remote = session.submit(RELU, THREADS_AS_THE_DRIVERS).result(timeout=300)
+    assert remote["verdicts"]["correct"] == "passed", remote["error"]
+
+
+@pytest.mark.parametrize(("driver", "expected"), [
+    ({"OMP_NUM_THREADS": None}, {"PATH": "/bin"}),  # Ray's 1 dropped: unset on the driver
+    ({"OMP_NUM_THREADS": "4"}, {"PATH": "/bin", "OMP_NUM_THREADS": "4"}),
+])
+def test_a_judges_environment_takes_the_drivers_thread_settings_over_rays(driver, expected):
+    from pytest_kernelbench.engine.cluster import with_threads
+
+    assert with_threads({"PATH": "/bin", "OMP_NUM_THREADS": "1"}, driver) == expected
+
+
 CPP_RELU = EXAMPLES / "candidates" / "cpp_ext" / "level1" / "2_ReLU.py"
 
 

@@ -40,7 +40,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from multiprocessing import Pipe
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,9 @@ SCRATCH_PREFIX = "kernelbench-ray-"  # + the actor's pid: a folder whose actor i
 DEVICES = ("auto", "cuda", "cpu")  # a cluster places its judges itself: no cuda:N
 BUILD_POLL_S = 0.1  # how often a build host looks at a build it reports on
 BUILD_CALLS = 256  # builds a build host follows at once (a threaded actor's concurrency)
+# What Ray sets in every actor's environment (OMP_NUM_THREADS=1 where an actor claims no more
+# than one CPU) and a judge on a node takes from the driver instead.
+THREAD_VARIABLES = ("OMP_NUM_THREADS",)
 
 
 @dataclasses.dataclass
@@ -144,7 +147,7 @@ class RayJudge:
         self.attempt: int | None = None
         # Any: the handle's methods are Ray's, made from JudgeHost's at run time
         self.actor: Any = ray.remote(JudgeHost).options(**resources).remote(
-            index, settings, device, started_s)
+            index, settings, device, started_s, driver_threads(os.environ))
         self.node: dict[str, str] | None = None  # where the actor runs, once it answered
         self._why = "its judge on the Ray cluster failed"
         self._relay: threading.Thread | None = None
@@ -217,7 +220,8 @@ class JudgeHost:
     """A judge on a node (made a Ray actor by RayJudge): the judge process the local engine
     runs, fed each attempt's files from a scratch folder of its own."""
 
-    def __init__(self, index: int, settings: Settings, device: str, started_s: float):
+    def __init__(self, index: int, settings: Settings, device: str, started_s: float,
+                 threads: dict[str, str | None]):
         import ray
 
         sweep_scratch(Path(tempfile.gettempdir()))
@@ -230,7 +234,8 @@ class JudgeHost:
         self.node = {"node": socket.gethostname(),
                      "node_id": ray.get_runtime_context().get_node_id()}
         # One judge on the actor's own device (Ray's CUDA_VISIBLE_DEVICES: its one GPU).
-        self.judge_process = JudgeProcess(index, here, device, 1, 1, started_s, self.node)
+        self.judge_process = JudgeProcess(index, here, device, 1, 1, started_s, self.node,
+                                          with_threads(os.environ, threads))
 
     def where(self) -> dict[str, str]:
         return self.node
@@ -262,6 +267,22 @@ class JudgeHost:
     def close(self) -> None:
         self.judge_process.stop()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def driver_threads(environ: Mapping[str, str]) -> dict[str, str | None]:
+    """The driver's thread settings (THREAD_VARIABLES; None where unset), for its judges."""
+    return {name: environ.get(name) for name in THREAD_VARIABLES}
+
+
+def with_threads(environ: Mapping[str, str], threads: Mapping[str, str | None]
+                 ) -> dict[str, str]:
+    """A judge's environment on its node: the actor's, with the driver's thread settings in
+    place of Ray's. A judge that kept Ray's OMP_NUM_THREADS=1 would run the problems' and the
+    candidates' CPU work on one thread, where a session on one host runs it on the host's cores:
+    slower trials, and on a CPU device other timings than on one host."""
+    merged = {name: value for name, value in environ.items() if name not in threads}
+    merged.update({name: value for name, value in threads.items() if value is not None})
+    return merged
 
 
 class NodeBuilders:

@@ -57,16 +57,18 @@ class Judge(Protocol):
 
 class JudgeProcess:
     """The parent's handle on one judge process. node: the cluster node it runs on, for the
-    records' placement (cluster.py)."""
+    records' placement, and env: the environment it runs with there (cluster.py); else this
+    process's."""
 
     def __init__(self, index: int, settings: Any, device: str, processes: int, gpus: int,
-                 started_s: float, node: dict[str, str] | None = None):
+                 started_s: float, node: dict[str, str] | None = None,
+                 env: dict[str, str] | None = None):
         to_judge_r, to_judge_w = os.pipe()
         from_judge_r, from_judge_w = os.pipe()
         self.index = index
         self.process = subprocess.Popen(
             [sys.executable, "-m", "pytest_kernelbench.engine", str(to_judge_r),
-             str(from_judge_w)], pass_fds=(to_judge_r, from_judge_w))
+             str(from_judge_w)], pass_fds=(to_judge_r, from_judge_w), env=env)
         os.close(to_judge_r)
         os.close(from_judge_w)
         self.inbox = Connection(from_judge_r, writable=False)  # what the judge says
