@@ -358,6 +358,40 @@ def test_a_problem_short_of_memory_alone_is_the_problems_error(tmp_path):
 
 
 
+def _short_of_memory_at_first(monkeypatch, times: int) -> list[int]:
+    """The harness's comparing of an output runs out of device memory its first `times` calls
+    (beside others, it can); the calls made are counted."""
+    from pytest_kernelbench.judge.answers import AnswerChecks
+
+    judge, calls = AnswerChecks.judge, []
+
+    def short(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) <= times:
+            import torch
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 212.00 MiB")
+        return judge(self, *args, **kwargs)
+
+    monkeypatch.setattr(AnswerChecks, "judge", short)
+    return calls
+
+
+def test_the_harness_short_of_memory_beside_other_work_judges_the_stage_again_alone(
+        monkeypatch, correct_and_timed):
+    _short_of_memory_at_first(monkeypatch, 1)
+    result = valid(evaluate(RELU, GOOD, **FAST))
+    correct_and_timed(result)
+    assert any("the harness's own side ran out of memory" in flag
+               and "every other worker of the run stopped" in flag for flag in result["flags"])
+
+
+def test_the_harness_short_of_memory_alone_is_no_verdict_on_the_candidate(monkeypatch):
+    calls = _short_of_memory_at_first(monkeypatch, 2)
+    with pytest.raises(Exception, match="out of memory"):
+        evaluate(RELU, GOOD, **FAST)  # the harness's failure: no out_of_memory verdict
+    assert len(calls) == 2  # once beside others, once alone
+
+
 LINEAR = '''
 import torch
 import torch.nn as nn

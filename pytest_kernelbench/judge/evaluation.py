@@ -333,7 +333,10 @@ class Evaluator:
         """The stage's Outcome; a broken problem's for its compile stage (the later stages are
         then skipped after it, so it is said once per case). A problem that ran out of memory
         beside others is not broken: the stage is judged again once they gave theirs back
-        (out_of_memory here), and only a problem short of memory then is."""
+        (out_of_memory here), and only a problem short of memory then is. So is the harness's
+        own work in the stage (comparing the candidate's output, say): short of memory beside
+        others it is judged again alone; short alone, it fails as the harness's, not as the
+        candidate's."""
         defect = self.broken.get(case.problem.path) if stage == "compile" else None
         try:
             return problem_outcome(case, defect) if defect else run(case)
@@ -343,6 +346,11 @@ class Evaluator:
                               f"the problem's own side ran out of memory: {exc}")
             self.broken[case.problem.path] = str(exc)
             return problem_outcome(case, str(exc))
+        except Exception as exc:
+            if alone or faults.classify_exception(exc, stage) != faults.OUT_OF_MEMORY:
+                raise
+            return failed(base_record(case), faults.OUT_OF_MEMORY, "the harness's own side "
+                          f"ran out of memory: {faults.describe_exception(exc)}")
 
     def _note_hold(self, outcome: Outcome, stage: str, span: list[float], lock_wait_s: float,
                    hold: devices.DeviceHold) -> None:
