@@ -159,6 +159,21 @@ def test_an_attempt_that_builds_is_built_ahead_on_a_judging_node(nodes, tmp_path
     assert built["extension"] == "built" and built["prebuild"]["status"] == "built"
 
 
+def test_a_build_that_failed_ahead_is_in_the_record_as_on_one_host(nodes, tmp_path,
+                                                                    torch_headers):
+    source = CPP_RELU.read_text().replace("kb_test_cpu_relu", "kb_test_ray_broken").replace(
+        "return out;", "return out")  # a compiler error
+    records = {}
+    for where, cluster in (("cluster", "ray"), ("local", None)):
+        cache = tmp_path / where
+        torch_headers.link_into(cache)
+        with Session(cluster=cluster, judges=1, build_cache=cache, **FAST) as session:
+            records[where] = session.submit(RELU, source).result(timeout=600)
+    for record in records.values():
+        assert record["status"] == "compile_error", record["error"]
+        assert record["prebuild"]["status"] == "failed"
+
+
 def test_an_actor_killed_mid_attempt_costs_only_that_attempt(nodes, tmp_path):
     marker = tmp_path / "slow"
     with Session(cluster="ray", judges=1, **OPEN) as session:

@@ -245,9 +245,10 @@ class JudgeHost:
               ) -> Iterator[tuple]:
         """What the judge process says of one attempt, streamed: its events, then its record.
         build: the attempt's build folder and entry, made ahead by a build host: kept where
-        that folder is built on this node (another node's build is not; the judge builds the
-        extension in its compile stage)."""
-        if build is not None and not (Path(build[0]) / builds.BUILT_MARKER).exists():
+        that folder is on this node, built, failed or deferred, so the record has its entry as
+        on one host (another node's folder is not; the judge builds the extension in its
+        compile stage)."""
+        if build is not None and not Path(build[0]).is_dir():
             build = None
         here = write_files(self.scratch, case, problem, candidate)
         self.judge_process.send(attempt, here, overrides, build)
