@@ -169,9 +169,9 @@ def test_a_build_that_failed_ahead_is_in_the_record_as_on_one_host(nodes, tmp_pa
         torch_headers.link_into(cache)
         with Session(cluster=cluster, judges=1, build_cache=cache, **FAST) as session:
             records[where] = session.submit(RELU, source).result(timeout=600)
-    for record in records.values():
-        assert record["status"] == "compile_error", record["error"]
-        assert record["prebuild"]["status"] == "failed"
+    for judged in records.values():
+        assert judged["status"] == "compile_error", judged["error"]
+        assert judged["prebuild"]["status"] == "failed"
 
 
 def test_an_actor_killed_mid_attempt_costs_only_that_attempt(nodes, tmp_path):
