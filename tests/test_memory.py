@@ -395,7 +395,7 @@ def test_a_stage_that_claimed_the_memory_and_ran_out_is_judged_again_with_every_
                and "every other worker of the run stopped" in flag and "2.00 GiB" in flag
                for flag in second["flags"]), second["flags"]
     assert "gave True" in log.read_text().splitlines()
-    # the speed stage after it waited for room too, without stopping anyone: the record's memory
-    # still speaks for the run that had every other worker stopped
-    assert any("waited for the device's memory" in flag for flag in second["flags"])
+    # a later stage waited for room too, without stopping anyone: the record's memory still
+    # speaks for the run that had every other worker stopped
+    assert sum("waited for the device's memory" in flag for flag in second["flags"]) >= 2
     assert second["memory"]["others_workers_stopped"] is True
