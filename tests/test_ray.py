@@ -5,6 +5,7 @@ hostile attempt only its own record. Skipped where Ray is not installed."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -123,6 +124,32 @@ def test_a_judge_on_a_node_runs_with_the_drivers_thread_settings(nodes, monkeypa
     with Session(cluster="ray", judges=1, **FAST) as session:
         remote = session.submit(RELU, THREADS_AS_THE_DRIVERS).result(timeout=300)
     assert remote["verdicts"]["correct"] == "passed", remote["error"]
+
+
+# A candidate that fails unless it runs at the niceness of the test's process (the driver's):
+# Ray starts its actors at 15, below the builds beside them.
+NICENESS_AS_THE_DRIVERS = f"""
+import os
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        if os.getpriority(os.PRIO_PROCESS, 0) != {os.getpriority(os.PRIO_PROCESS, 0)}:
+            raise RuntimeError("niceness " + str(os.getpriority(os.PRIO_PROCESS, 0)))
+        return torch.relu(x)
+"""
+
+
+def test_a_judge_on_a_node_runs_at_the_drivers_niceness(nodes):
+    with Session(cluster="ray", judges=1, **FAST) as session:
+        remote = session.submit(RELU, NICENESS_AS_THE_DRIVERS).result(timeout=300)
+    assert remote["verdicts"]["correct"] == "passed", remote["error"]
+
+
+@pytest.mark.parametrize(("starter", "compilers"), [(0, 10), (-5, 10), (15, 16), (19, 19)])
+def test_compilers_run_below_the_thread_that_starts_them(starter, compilers):
+    assert builds.build_niceness(starter) == compilers
 
 
 @pytest.mark.parametrize(("driver", "expected"), [

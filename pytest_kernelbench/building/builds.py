@@ -52,7 +52,14 @@ TORCH_BATON = "lock"
 LOG_FILE = "build.log"
 HEADERS_FOLDER = "pch"  # beneath the cache root: precompiled torch headers (pch.py)
 POLL_S = 0.1
-BUILD_NICENESS = 10
+BUILD_NICENESS = 10  # compilers yield to the processes that judge and time candidates
+
+
+def build_niceness(own: int) -> int:
+    """The niceness of a compiler started by a thread at niceness `own`: BUILD_NICENESS, and
+    never as high a priority as its starter's (a Ray actor's threads run at 15), so compilers
+    stay below the judges beside them."""
+    return min(19, max(BUILD_NICENESS, own + 1))
 
 
 def needs_build(source: str) -> bool:

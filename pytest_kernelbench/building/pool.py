@@ -164,7 +164,8 @@ class BuildPool:
         started_at = time.perf_counter()
         running: list[tuple[Build, subprocess.Popen, object, float]] = []
         paused_at: float | None = None  # while a timing runs on this host, builds are stopped
-        headers = pch.Headers(self.headers or Path(), [], builds.BUILD_NICENESS, self.on_header)
+        niceness = builds.build_niceness(os.getpriority(os.PRIO_PROCESS, 0))
+        headers = pch.Headers(self.headers or Path(), [], niceness, self.on_header)
         while True:
             with self._changed:
                 if self.headers is not None and not self._stopping:
@@ -314,5 +315,6 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None, compiler
         process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True)
     with contextlib.suppress(OSError):  # compilers yield to the processes timing candidates
-        os.setpriority(os.PRIO_PROCESS, process.pid, builds.BUILD_NICENESS)
+        os.setpriority(os.PRIO_PROCESS, process.pid,
+                       builds.build_niceness(os.getpriority(os.PRIO_PROCESS, 0)))
     return process, lock

@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import math
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -62,6 +64,9 @@ BUILD_CALLS = 256  # builds a build host follows at once (a threaded actor's con
 # What Ray sets in every actor's environment (OMP_NUM_THREADS=1 where an actor claims no more
 # than one CPU) and a judge on a node takes from the driver instead.
 THREAD_VARIABLES = ("OMP_NUM_THREADS",)
+# Ray starts its workers at niceness 15, below the builds' (BUILD_NICENESS): a judge there would
+# yield its imports, trials and worker starts to the node's compilers. Its judge and build hosts
+# take the driver's niceness instead.
 
 
 @dataclasses.dataclass
@@ -147,7 +152,7 @@ class RayJudge:
         self.attempt: int | None = None
         # Any: the handle's methods are Ray's, made from JudgeHost's at run time
         self.actor: Any = ray.remote(JudgeHost).options(**resources).remote(
-            index, settings, device, started_s, driver_threads(os.environ))
+            index, settings, device, started_s, driver_threads(os.environ), driver_niceness())
         self.node: dict[str, str] | None = None  # where the actor runs, once it answered
         self._why = "its judge on the Ray cluster failed"
         self._relay: threading.Thread | None = None
@@ -221,9 +226,10 @@ class JudgeHost:
     runs, fed each attempt's files from a scratch folder of its own."""
 
     def __init__(self, index: int, settings: Settings, device: str, started_s: float,
-                 threads: dict[str, str | None]):
+                 threads: dict[str, str | None], niceness: int):
         import ray
 
+        take_niceness(niceness)  # this thread's: the judge process and its workers inherit it
         sweep_scratch(Path(tempfile.gettempdir()))
         self.scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
         candidates = self.scratch / "candidates"
@@ -273,6 +279,28 @@ class JudgeHost:
 def driver_threads(environ: Mapping[str, str]) -> dict[str, str | None]:
     """The driver's thread settings (THREAD_VARIABLES; None where unset), for its judges."""
     return {name: environ.get(name) for name in THREAD_VARIABLES}
+
+
+def driver_niceness() -> int:
+    """The niceness of the driver's calling thread, for its judges and build hosts."""
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def take_niceness(niceness: int) -> None:
+    """Run this thread, and the processes it starts from now on, at `niceness` (the driver's)
+    in place of Ray's. Where the node refuses it (a higher priority needs CAP_SYS_NICE), the
+    thread keeps Ray's, and the node's builds still run below it (build_niceness)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, niceness)
+    except OSError as exc:
+        _tell_once(f"pytest-kernelbench: {socket.gethostname()} keeps Ray's niceness "
+                   f"{os.getpriority(os.PRIO_PROCESS, 0)} for its judges, not the driver's "
+                   f"{niceness} ({exc.strerror})")
+
+
+@functools.cache  # a build host's threads each try: its log says it once
+def _tell_once(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def with_threads(environ: Mapping[str, str], threads: Mapping[str, str | None]
@@ -332,7 +360,7 @@ class NodeBuilders:
         host = ray.remote(BuildHost).options(
             num_cpus=0, max_concurrency=BUILD_CALLS,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
-        ).remote(self.settings, self.device)
+        ).remote(self.settings, self.device, driver_niceness())
         self.hosts[node] = host
         return host
 
@@ -398,7 +426,8 @@ class BuildHost:
     node's cores, building into the node's build cache, where a judge of the node finds each
     build by its source and toolchain, as it finds a build of its own."""
 
-    def __init__(self, settings: Settings, device: str):
+    def __init__(self, settings: Settings, device: str, niceness: int):
+        self.niceness = niceness
         sweep_scratch(Path(tempfile.gettempdir()))
         self.scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
         candidates = self.scratch / "candidates"
@@ -413,6 +442,7 @@ class BuildHost:
     def build(self, case: Case, problem: str, candidate: str | None) -> Iterator[tuple]:
         """The build's status as it moves, then ("done", folder, entry); ("none",) where the
         candidate builds nothing on this node."""
+        take_niceness(self.niceness)  # the actor's threads: the pool's thread is made in one
         here = write_files(self.scratch, case, problem, candidate)
         assert here.candidate is not None
         name = here.candidate.path.name
