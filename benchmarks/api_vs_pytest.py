@@ -1,7 +1,9 @@
 """One candidate set judged twice on the same machine, one after the other: by `pytest` (with
 the given arguments, e.g. `-n 8`) and through `Session.evaluate_many`. Prints both walls, their
 ratio (the target: the API within 1.15x of pytest) and every case whose status differs, with
-the differences between passed, slower and inconclusive (speed-border cases) counted apart.
+the differences between passed, slower and inconclusive (speed-border cases) counted apart;
+--compare also sums each part of a worker's load and of the correctness stage over the cases
+that build nothing, where both sides' full records are beside their files.
 
     python benchmarks/api_vs_pytest.py --problems DIR --candidates DIR [--device cuda]
         [--judges N] [--out FILE.json] [--side pytest|api] [--limit S] [PYTEST ARGS...]
@@ -97,6 +99,35 @@ def compare(pytest_s: float, by_pytest: dict, api_s: float, by_api: dict,
     return differ, border, fail
 
 
+def part_sums(records: list[dict]) -> dict[str, float]:
+    """Seconds summed over the records of each part of a worker's load and of the correctness
+    stage (load_phases, correct_phases), with the number of records summed as 'cases'."""
+    sums: dict[str, float] = {"cases": float(len(records))}
+    for record in records:
+        for field in ("load_phases", "correct_phases"):
+            for part, seconds in (record.get(field) or {}).items():
+                if isinstance(seconds, (int, float)):
+                    sums[part] = sums.get(part, 0.0) + seconds
+    return sums
+
+
+def compare_parts(first: Path, second: Path, names: tuple[str, str]) -> None:
+    """Where two sides' time went, on the cases that build nothing on either (their
+    OUT.report.json beside each --out): each part summed over those cases."""
+    reports = [path.with_suffix(".report.json") for path in (first, second)]
+    if not all(report.is_file() for report in reports):
+        return
+    sides = [{(r["level"], r["problem_id"], r["sample"]): r
+              for r in json.loads(report.read_text())["results"]} for report in reports]
+    plain = [key for key in set(sides[0]) & set(sides[1])
+             if all(side[key].get("extension") in (None, "none") for side in sides)]
+    sums = [part_sums([side[key] for key in plain]) for side in sides]
+    print(f"parts summed over the {len(plain)} cases that build nothing: {names[0]} / {names[1]}")
+    for part in sorted(set(sums[0]) | set(sums[1]), key=lambda p: -sums[1].get(p, 0.0)):
+        if part != "cases":
+            print(f"  {part}: {sums[0].get(part, 0.0):.1f} / {sums[1].get(part, 0.0):.1f} s")
+
+
 def save_side(path: Path, wall_s: float, records: dict[tuple, dict], args: list[str],
               face: str) -> None:
     kept = [{"key": list(key), **{field: record.get(field) for field in
@@ -134,8 +165,10 @@ def main() -> int:
         api_s, by_api, _, second = load_side(args.compare[1])
         # a Ray cluster is held to the local engine within 1.2x, the API to pytest within 1.15x
         target = 1.2 if second.startswith("evaluate_many on") else 1.15
-        return 1 if compare(pytest_s, by_pytest, api_s, by_api, pytest_args, (first, second),
-                            target)[2] else 0
+        fail = compare(pytest_s, by_pytest, api_s, by_api, pytest_args, (first, second),
+                       target)[2]
+        compare_parts(*args.compare, (first, second))
+        return 1 if fail else 0
     if args.problems is None or args.candidates is None:
         parser.error("--problems and --candidates are needed unless --compare is given")
     if args.side != "both" and args.out is None:
