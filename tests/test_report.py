@@ -24,6 +24,18 @@ def test_feedback_on_a_time_the_harness_could_not_settle_says_it_is_correct():
     assert "correct; no speedup" in text and "failed" not in text
 
 
+def test_feedback_on_a_pass_at_p_0_without_a_settled_time_says_so():
+    from pytest_kernelbench.reporting import feedback
+
+    record = {"level": 1, "problem_id": 19, "problem": "ReLU", "candidate_set": "mine",
+              "sample": "s0", "compiled": True, "correct": True, "status": "passed",
+              "speedup": None, "flags": ["reported speedup 1.100; ... (a busy host) ..."]}
+    info = feedback.feedback(record, p=0.0)
+    assert info["stage_reached"] == "speed"  # its speed item passed
+    text = feedback.render(info)
+    assert "correct; no speedup" in text and "at p = 0 any time counts" in text
+
+
 def test_feedback_on_a_speedup_too_close_to_p_says_it_is_correct_and_undecided():
     from pytest_kernelbench.reporting import feedback
 
