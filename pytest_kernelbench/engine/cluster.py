@@ -64,9 +64,6 @@ BUILD_CALLS = 256  # builds a build host follows at once (a threaded actor's con
 # What Ray sets in every actor's environment (OMP_NUM_THREADS=1 where an actor claims no more
 # than one CPU) and a judge on a node takes from the driver instead.
 THREAD_VARIABLES = ("OMP_NUM_THREADS",)
-# Ray starts its workers at niceness 15, below the builds' (BUILD_NICENESS): a judge there would
-# yield its imports, trials and worker starts to the node's compilers. Its judge and build hosts
-# take the driver's niceness instead.
 
 
 @dataclasses.dataclass
@@ -282,7 +279,9 @@ def driver_threads(environ: Mapping[str, str]) -> dict[str, str | None]:
 
 
 def driver_niceness() -> int:
-    """The niceness of the driver's calling thread, for its judges and build hosts."""
+    """The niceness of the driver's calling thread, for its judges and build hosts: Ray starts
+    its workers at 15, below the builds' BUILD_NICENESS, where a judge would yield its imports,
+    trials and worker starts to the node's compilers."""
     return os.getpriority(os.PRIO_PROCESS, 0)
 
 
