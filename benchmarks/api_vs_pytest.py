@@ -2,8 +2,9 @@
 the given arguments, e.g. `-n 8`) and through `Session.evaluate_many`. Prints both walls, their
 ratio (the target: the API within 1.15x of pytest) and every case whose status differs, with
 the differences between passed, slower and inconclusive (speed-border cases) counted apart;
---compare also sums each part of a worker's load and of the correctness stage over the cases
-that build nothing, where both sides' full records are beside their files.
+--compare also sets each part of a worker's load and of the correctness stage side by side over
+the cases that build nothing, and the builds ahead, where both sides' full records are beside
+their files.
 
     python benchmarks/api_vs_pytest.py --problems DIR --candidates DIR [--device cuda]
         [--judges N] [--out FILE.json] [--side pytest|api] [--limit S] [PYTEST ARGS...]
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,6 +36,7 @@ from pytest_kernelbench import Session
 from pytest_kernelbench.suite import discovery
 
 SPEED_BORDER = {"passed", "slower", "inconclusive"}
+STALL_S = 3.0  # a part of one case this long stood still, or waited
 
 
 def pytest_side(problems: Path, candidates: Path, device: str, cache: Path, report: Path,
@@ -99,33 +102,46 @@ def compare(pytest_s: float, by_pytest: dict, api_s: float, by_api: dict,
     return differ, border, fail
 
 
-def part_sums(records: list[dict]) -> dict[str, float]:
-    """Seconds summed over the records of each part of a worker's load and of the correctness
-    stage (load_phases, correct_phases), with the number of records summed as 'cases'."""
-    sums: dict[str, float] = {"cases": float(len(records))}
-    for record in records:
+def part_figures(records: dict[tuple, dict]) -> dict[str, dict[tuple, float]]:
+    """Each part of a worker's load and of the correctness stage (load_phases, correct_phases):
+    its seconds in each case that has it."""
+    parts: dict[str, dict[tuple, float]] = {}
+    for key, record in records.items():
         for field in ("load_phases", "correct_phases"):
             for part, seconds in (record.get(field) or {}).items():
                 if isinstance(seconds, (int, float)):
-                    sums[part] = sums.get(part, 0.0) + seconds
-    return sums
+                    parts.setdefault(part, {})[key] = seconds
+    return parts
 
 
 def compare_parts(first: Path, second: Path, names: tuple[str, str]) -> None:
-    """Where two sides' time went, on the cases that build nothing on either (their
-    OUT.report.json beside each --out): each part summed over those cases."""
+    """Where two sides' time went (their OUT.report.json beside each --out): on the cases that
+    build nothing on either, each part summed, the median of second / first per case, the
+    longest and how many took over STALL_S; and each side's builds ahead, by outcome."""
     reports = [path.with_suffix(".report.json") for path in (first, second)]
     if not all(report.is_file() for report in reports):
         return
     sides = [{(r["level"], r["problem_id"], r["sample"]): r
               for r in json.loads(report.read_text())["results"]} for report in reports]
-    plain = [key for key in set(sides[0]) & set(sides[1])
-             if all(side[key].get("extension") in (None, "none") for side in sides)]
-    sums = [part_sums([side[key] for key in plain]) for side in sides]
-    print(f"parts summed over the {len(plain)} cases that build nothing: {names[0]} / {names[1]}")
-    for part in sorted(set(sums[0]) | set(sums[1]), key=lambda p: -sums[1].get(p, 0.0)):
-        if part != "cases":
-            print(f"  {part}: {sums[0].get(part, 0.0):.1f} / {sums[1].get(part, 0.0):.1f} s")
+    plain = {key for key in set(sides[0]) & set(sides[1])
+             if all(side[key].get("extension") in (None, "none") for side in sides)}
+    figures = [part_figures({key: side[key] for key in plain}) for side in sides]
+    print(f"parts over the {len(plain)} cases that build nothing, {names[0]} / {names[1]}: "
+          f"sum, median ratio per case, longest, cases over {STALL_S:g} s")
+    for part in sorted(figures[1], key=lambda p: -sum(figures[1][p].values())):
+        a, b = figures[0].get(part, {}), figures[1][part]
+        ratios = [b[key] / a[key] for key in a.keys() & b.keys() if a[key] > 0]
+        median = f"{statistics.median(ratios):.2f}" if ratios else "-"
+        print(f"  {part}: {sum(a.values()):.1f} / {sum(b.values()):.1f} s, {median}, "
+              f"{max(a.values(), default=0):.1f} / {max(b.values()):.1f} s, "
+              f"{sum(x > STALL_S for x in a.values())} / {sum(y > STALL_S for y in b.values())}")
+    for outcome in ("built", "failed"):
+        seconds = [[(r.get("prebuild") or {}).get("seconds") for r in side.values()
+                    if r.get("extension") == outcome] for side in sides]
+        seconds = [[s for s in side if s] for side in seconds]
+        if all(seconds):
+            print(f"builds ahead, {outcome}: median " + " / ".join(
+                f"{statistics.median(side):.1f} s of {len(side)}" for side in seconds))
 
 
 def save_side(path: Path, wall_s: float, records: dict[tuple, dict], args: list[str],

@@ -185,7 +185,7 @@ class BuildPool:
                         and not self._timing():
                     build = self._queue.pop(0)
                     started = _start(build, self.arch, self.protected, self.compilers,
-                                     self.headers)
+                                     niceness, self.headers)
                     if started is None:
                         if build.status == "pending":
                             build.status = "elsewhere"
@@ -286,7 +286,7 @@ def _wait_for(build: Build) -> None:
 
 
 def _start(build: Build, arch: str, protected: tuple[Path, ...] | None, compilers: int,
-           headers: Path | None = None):
+           niceness: int, headers: Path | None = None):
     build.folder.mkdir(parents=True, exist_ok=True)
     lock = open(build.folder / builds.LOCK_FILE, "a+")
     try:
@@ -315,6 +315,5 @@ def _start(build: Build, arch: str, protected: tuple[Path, ...] | None, compiler
         process = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                    stderr=subprocess.STDOUT, start_new_session=True)
     with contextlib.suppress(OSError):  # compilers yield to the processes timing candidates
-        os.setpriority(os.PRIO_PROCESS, process.pid,
-                       builds.build_niceness(os.getpriority(os.PRIO_PROCESS, 0)))
+        os.setpriority(os.PRIO_PROCESS, process.pid, niceness)
     return process, lock
