@@ -2,7 +2,7 @@
 # Every GPU check of this repository, in one call, for a machine with an NVIDIA GPU.
 # Usage: [KB_SECTIONS="interrupt names eval buildhelp hostile audit launch contexts beside starts idle sidebyside graph ncu builds repeat baselines xdist multigpu devices
 #         confine real realrun upstream order compile precision attribution profile handwritten
-#         api apiset neighbour cluster"] [KB_API_SET=DIR KB_API_PROBLEMS=DIR KB_API_SIDE=pytest|api|both (apiset: a set judged through pytest and evaluate_many)] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
+#         api apiset neighbour cluster nodebuilds"] [KB_API_SET=DIR KB_API_PROBLEMS=DIR KB_API_SIDE=pytest|api|both (apiset: a set judged through pytest and evaluate_many)] [KB_REAL_SET=DIR] [KB_RESUME=JSONL] [KB_UPSTREAM_LIST=FILE]
 #        [KB_AUDIT_LEVELS=1,2,3 (precision: "1 2 3")] [KB_ATTRIBUTION_K="level1/6_ level2/42_ ..."]
 #        [KB_ATTRIBUTION_SETS="attribution stream-order ..." (our sets the attribution section reads)]
 #        [KB_AUDIT_K="18_Squeeze 35_LSTM"] [KB_EVAL_LIMIT=SECONDS] [KB_TIME_BUDGET=SECONDS]
@@ -563,6 +563,17 @@ if [[ " $sections " == *" cluster "* ]]; then
         python3 benchmarks/memory_verdicts.py "$out/api-vs-pytest-cluster.report.json" || failed=1
         python3 benchmarks/hold_gaps.py "$out/api-vs-pytest-cluster.report.json" --top 4
     fi
+fi
+
+if [[ " $sections " == *" nodebuilds "* ]]; then
+    # KB_NODE_BUILDS (16) of KB_API_SET's builds in a session's own pool, then in a one-node Ray
+    # cluster's build actor, each into an empty cache: whether a node builds slower, apart from
+    # any judging (needs Ray: the cluster section installs it).
+    echo "== ${KB_NODE_BUILDS:-16} builds of ${KB_API_SET:-?}: the session's pool, then a node's build actor"
+    python3 benchmarks/node_builds.py --device cuda --problems "${KB_API_PROBLEMS:-problems}" \
+        --candidates "${KB_API_SET:?nodebuilds builds KB_API_SET}" --count "${KB_NODE_BUILDS:-16}" \
+        >"$out/node-builds.log" 2>&1 || failed=1
+    grep -v -e WARNING -e INFO "$out/node-builds.log" | tail -60
 fi
 
 if [[ " $sections " == *" neighbour "* ]]; then
