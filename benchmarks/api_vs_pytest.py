@@ -3,8 +3,8 @@ the given arguments, e.g. `-n 8`) and through `Session.evaluate_many`. Prints bo
 ratio (the target: the API within 1.15x of pytest) and every case whose status differs, with
 the differences between passed, slower and inconclusive (speed-border cases) counted apart;
 --compare also sets each part of a worker's load and of the correctness stage side by side over
-the cases that build nothing, and the builds ahead, where both sides' full records are beside
-their files.
+the cases that build nothing (in all, and by the stretch of the run each began in), and the
+builds ahead, where both sides' full records are beside their files.
 
     python benchmarks/api_vs_pytest.py --problems DIR --candidates DIR [--device cuda]
         [--judges N] [--out FILE.json] [--side pytest|api] [--limit S] [PYTEST ARGS...]
@@ -37,6 +37,8 @@ from pytest_kernelbench.suite import discovery
 
 SPEED_BORDER = {"passed", "slower", "inconclusive"}
 STALL_S = 3.0  # a part of one case this long stood still, or waited
+WINDOW_S = 30.0  # the stretch of a run that --compare sums the parts of its cases over
+WINDOW_PARTS = ("libraries", "start_confine", "import", "trials")  # of those parts, these
 
 
 def pytest_side(problems: Path, candidates: Path, device: str, cache: Path, report: Path,
@@ -114,6 +116,28 @@ def part_figures(records: dict[tuple, dict]) -> dict[str, dict[tuple, float]]:
     return parts
 
 
+def parts_by_window(records: dict[tuple, dict]) -> dict[float, dict[str, float]]:
+    """WINDOW_PARTS and the seconds each worker stood stopped (harness_s), summed over the
+    cases whose first stage took the device in each WINDOW_S of the run (from the first such
+    start); `cases` counts them. A stretch where a side's parts run slow (the start of a run,
+    its judges and builds starting at once) shows apart from one spread over the run."""
+    starts = {key: min(span[0] for span in record["held"].values())
+              for key, record in records.items() if record.get("held")}
+    if not starts:
+        return {}
+    first = min(starts.values())
+    windows: dict[float, dict[str, float]] = {}
+    for key, started in starts.items():
+        window = windows.setdefault((started - first) // WINDOW_S * WINDOW_S, {})
+        record = records[key]
+        parts = {**(record.get("load_phases") or {}), **(record.get("correct_phases") or {}),
+                 "stopped": (record.get("harness_s") or {}).get("stopped", 0.0)}
+        window["cases"] = window.get("cases", 0) + 1
+        for part in (*WINDOW_PARTS, "stopped"):
+            window[part] = window.get(part, 0.0) + (parts.get(part) or 0.0)
+    return windows
+
+
 def compare_parts(first: Path, second: Path, names: tuple[str, str]) -> None:
     """Where two sides' time went (their OUT.report.json beside each --out): on the cases that
     build nothing on either, each part summed, the median of second / first per case, the
@@ -135,6 +159,16 @@ def compare_parts(first: Path, second: Path, names: tuple[str, str]) -> None:
         print(f"  {part}: {sum(a.values()):.1f} / {sum(b.values()):.1f} s, {median}, "
               f"{max(a.values(), default=0):.1f} / {max(b.values()):.1f} s, "
               f"{sum(x > STALL_S for x in a.values())} / {sum(y > STALL_S for y in b.values())}")
+    windows = [parts_by_window({key: side[key] for key in plain}) for side in sides]
+    print(f"the same cases by the {WINDOW_S:g} s of the run their first stage began in, "
+          f"{names[0]} / {names[1]}: cases; seconds of " + ", ".join(WINDOW_PARTS)
+          + ", stopped behind others' timings")
+    for start in sorted(windows[0].keys() | windows[1].keys()):
+        a, b = (window.get(start, {}) for window in windows)
+        print(f"  {start:4.0f}-{start + WINDOW_S:<4.0f} s: {a.get('cases', 0):.0f} / "
+              f"{b.get('cases', 0):.0f}; " + ", ".join(
+                  f"{a.get(part, 0):.1f} / {b.get(part, 0):.1f}"
+                  for part in (*WINDOW_PARTS, "stopped")))
     for outcome in ("built", "failed"):
         seconds = [[(r.get("prebuild") or {}).get("seconds") for r in side.values()
                     if r.get("extension") == outcome] for side in sides]
