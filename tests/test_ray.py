@@ -251,3 +251,29 @@ def test_a_build_host_that_dies_leaves_the_build_to_the_judge():
         time.sleep(0.01)
     # settled, with nothing handed: the attempt goes to a judge, which builds it itself
     assert (build.status, build.handed(), settled) == ("elsewhere", None, ["node-a"])
+
+
+def test_an_attempt_that_builds_nothing_waits_for_no_build_actor():
+    from types import SimpleNamespace
+
+    from pytest_kernelbench.engine import cluster
+    from pytest_kernelbench.settings import Settings
+    from pytest_kernelbench.suite import discovery
+
+    def ended(*args):
+        raise RuntimeError("no build host in this test")
+
+    problems = discovery.find_problems(EXAMPLES / "problems", (1,))
+    plain, extension = (next(case for case in discovery.pair(
+        problems, {"s": [discovery.Candidate("s", 1, 2, "s0", path)]}) if case.candidate)
+        for path in (GOOD, CPP_RELU))
+    settings = Settings(problems_dir=EXAMPLES / "problems", candidate_dirs=(), device="cpu")
+    builders = cluster.NodeBuilders(settings, "cpu")
+    builders.judges = {"node-a": 1}  # one judging node, whose build host is a stand-in
+    started: list[str] = []
+    builders._start = lambda node: started.append(node) or SimpleNamespace(  # type: ignore
+        build=SimpleNamespace(remote=ended))
+    # The plain candidate is ready as it is: no round trip to a node, where it would wait
+    # for a build actor to start and answer that it builds nothing.
+    assert builders.build(plain) is None and started == []
+    assert builders.build(extension) is not None and started == ["node-a"]
