@@ -253,7 +253,9 @@ def test_a_build_host_that_dies_leaves_the_build_to_the_judge():
     assert (build.status, build.handed(), settled) == ("elsewhere", None, ["node-a"])
 
 
-def test_an_attempt_that_builds_nothing_waits_for_no_build_actor():
+def _node_builders(**settings):
+    """NodeBuilders of one judging node whose build host is a stand-in, the example ReLU's
+    plain and C++ cases, and the nodes whose host was started."""
     from types import SimpleNamespace
 
     from pytest_kernelbench.engine import cluster
@@ -267,13 +269,26 @@ def test_an_attempt_that_builds_nothing_waits_for_no_build_actor():
     plain, extension = (next(case for case in discovery.pair(
         problems, {"s": [discovery.Candidate("s", 1, 2, "s0", path)]}) if case.candidate)
         for path in (GOOD, CPP_RELU))
-    settings = Settings(problems_dir=EXAMPLES / "problems", candidate_dirs=(), device="cpu")
-    builders = cluster.NodeBuilders(settings, "cpu")
-    builders.judges = {"node-a": 1}  # one judging node, whose build host is a stand-in
+    builders = cluster.NodeBuilders(Settings(problems_dir=EXAMPLES / "problems",
+                                             candidate_dirs=(), device="cpu", **settings), "cpu")
+    builders.judges = {"node-a": 1}
     started: list[str] = []
     builders._start = lambda node: started.append(node) or SimpleNamespace(  # type: ignore
         build=SimpleNamespace(remote=ended))
+    return builders, plain, extension, started
+
+
+def test_an_attempt_that_builds_nothing_waits_for_no_build_actor():
+    builders, plain, extension, started = _node_builders()
     # The plain candidate is ready as it is: no round trip to a node, where it would wait
     # for a build actor to start and answer that it builds nothing.
     assert builders.build(plain) is None and started == []
     assert builders.build(extension) is not None and started == ["node-a"]
+
+
+def test_with_build_jobs_0_a_cluster_builds_nothing_ahead():
+    # As on one host, each attempt builds in its compile stage (a node's build actor built it
+    # ahead all the same).
+    builders, plain, extension, started = _node_builders(build_jobs=0)
+    assert builders.build(extension) is None and builders.build(plain) is None
+    assert started == []

@@ -169,9 +169,9 @@ class Batch:
 
     def _plan_build(self, case: Case) -> builds.Build | None:
         """The attempt's build, where its candidate builds an extension on this device."""
-        wanted = builds.candidates_to_build([case], self.device)
-        if not wanted or builds.build_jobs(self.settings.build_jobs, 1) == 0:
+        if not prebuild.builds_ahead(case, self.settings, self.device):
             return None  # built in its compile stage, as the pytest run does without a pool
+        wanted = builds.candidates_to_build([case], self.device)
         if self._arch is None:
             self._arch = builds.cuda_arch(self.device)
         planned = builds.plan(list(wanted), self.settings.build_cache_root, self._arch, wanted)

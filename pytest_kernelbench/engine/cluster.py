@@ -325,11 +325,10 @@ class NodeBuilders:
         self.lock = threading.Lock()
 
     def build(self, case: Case) -> NodeBuild | None:
-        """The attempt's build on a node; None where its candidate builds nothing (the same
-        test the local engine's plan makes), so that it is ready for a judge at once, with no
-        wait for a build actor to start and answer."""
-        if case.candidate is None or not builds.candidates_to_build([case], self.device) \
-                or not builds.needs_build(case.candidate.path.read_text(errors="replace")):
+        """The attempt's build on a node; None where nothing is built ahead for it, as on one
+        host (prebuild.builds_ahead): it goes to a judge at once, with no wait for a build
+        actor to start and answer that it builds nothing."""
+        if not prebuild.builds_ahead(case, self.settings, self.device):
             return None
         with self.lock:
             node = self._least_busy()

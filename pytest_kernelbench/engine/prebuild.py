@@ -10,8 +10,20 @@ from pathlib import Path
 from pytest_kernelbench.building import builds, cores, pch
 from pytest_kernelbench.building.pool import BuildPool
 from pytest_kernelbench.settings import Settings
+from pytest_kernelbench.suite.discovery import Case
 
 OnLine = Callable[[str], None]
+
+
+def builds_ahead(case: Case, settings: Settings, device: str) -> bool:
+    """Whether an attempt's extension is built before a judge takes it, by the session's pool
+    or, on a cluster, by a node's build actor: its candidate builds one on this device, and
+    builds run ahead at all (`build_jobs` 0 builds each in its compile stage)."""
+    if case.candidate is None or not builds.candidates_to_build([case], device):
+        return False
+    if builds.build_jobs(settings.build_jobs, 1) == 0:
+        return False
+    return builds.needs_build(case.candidate.path.read_text(errors="replace"))
 
 
 def start_pool(settings: Settings, device: str, arch: str, planned: list[builds.Build],
