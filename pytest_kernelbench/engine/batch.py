@@ -171,7 +171,8 @@ class Batch:
         """The attempt's build, where its candidate builds an extension on this device."""
         if not prebuild.builds_ahead(case, self.settings, self.device):
             return None  # built in its compile stage, as the pytest run does without a pool
-        wanted = builds.candidates_to_build([case], self.device)
+        assert case.candidate is not None  # builds_ahead: it has one, and it builds
+        wanted = {case.candidate.path: case.problem.path}
         if self._arch is None:
             self._arch = builds.cuda_arch(self.device)
         planned = builds.plan(list(wanted), self.settings.build_cache_root, self._arch, wanted)
