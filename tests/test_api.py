@@ -336,6 +336,57 @@ def test_a_worker_stopped_for_a_neighbours_last_claim_is_said_in_its_cases_next_
                for flag in outcome.record["flags"])
 
 
+# Like a torch.compile'd model that captures CUDA graphs at its first calls: what a call
+# returns depends on what the process ran before it. This one fails when its first call in a
+# process is timed (the worker's timing loop is on its stack).
+COLD_WHEN_FIRST_TIMED = '''
+import sys
+
+import torch
+import torch.nn as nn
+
+_calls = 0
+
+
+def _in_timing():
+    frame = sys._getframe()
+    while frame is not None:
+        if frame.f_code.co_name == "measure_interleaved":
+            return True
+        frame = frame.f_back
+    return False
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        global _calls
+        _calls += 1
+        if _calls == 1 and _in_timing():
+            raise RuntimeError("its first call in this process was timed")
+        return torch.relu(x)
+'''
+
+
+def test_a_worker_stopped_for_a_neighbours_claim_meets_its_timing_as_its_trials_left_it(tmp_path):
+    # A neighbour that ran out of memory has every worker stopped; the timing that follows in
+    # a fresh worker must meet the candidate as the correctness trials left it, not cold: its
+    # verdict must not depend on the neighbour.
+    candidate = tmp_path / "cold.py"
+    candidate.write_text(COLD_WHEN_FIRST_TIMED)
+    with Session(**FAST) as session:
+        evaluator = session.evaluator
+        case, _ = session._prepare(RELU, candidate)
+        assert evaluator.correct(case).passed
+        evaluator._give_memory_back(workers=True)
+        assert evaluator.sandbox.child_pid is None
+        outcome = evaluator.speed(case)
+    timed = outcome.record
+    assert timed["status"] != "runtime_error", timed["error"]
+    assert timed["speedup"] is not None
+    assert any("ran its correctness trials again before this stage" in flag
+               for flag in timed["flags"])
+
+
 def test_a_problem_short_of_memory_beside_other_work_is_judged_again_alone(tmp_path, correct_and_timed):
     problem = tmp_path / "level1" / "2_ReLU.py"
     problem.parent.mkdir()

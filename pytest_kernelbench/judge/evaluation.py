@@ -54,6 +54,8 @@ from pytest_kernelbench.suite.integrity import ProblemDigests
 from pytest_kernelbench.suite.manifest import Entry
 
 Stage = Callable[[Case], Outcome]
+# Stages that meet a fresh worker as they would anyway: it loads the candidate, or runs it first.
+FIRST_STAGES = ("compile", "correct")
 
 
 class Evaluator:
@@ -291,7 +293,9 @@ class Evaluator:
             try:
                 with self.channel.deadline.running(self.settings.timeout_s), \
                         self._on_timing_cores(exclusive):
-                    outcome = self._run_stage(case, stage, run, alone=room.workers_stopped)
+                    outcome = self._run_stage(
+                        case, stage, self._as_trials_left_it(stage, run) if worker_stopped
+                        else run, alone=room.workers_stopped)
             finally:
                 self.sandbox.hold = outer_hold
                 self._let_go_of_memory()
@@ -303,7 +307,9 @@ class Evaluator:
         self._worker_case = case if self.sandbox.child_pid is not None else None
         if worker_stopped and claim is None:
             add_flag(outcome.record, "its worker was stopped between stages for another case "
-                     "that ran out of device memory, and started afresh for this stage")
+                     "that ran out of device memory, and started afresh for this stage" + (
+                         "" if stage in FIRST_STAGES else "; it ran its correctness trials "
+                         "again before this stage, their outcome unread"))
         if outcome.status == faults.OUT_OF_MEMORY or claim is not None:  # what it had, either way
             note_memory(outcome.record, room, claim is not None, self.sandbox.oom_peak_bytes,
                         loading.peak_device_bytes(), waited_s)
@@ -328,6 +334,21 @@ class Evaluator:
             self._timing_cores = None
             cores.pin_thread(self.split.shared)
             self.sandbox.pin_worker(self.split.shared)
+
+    def _as_trials_left_it(self, stage: str, run: Stage) -> Stage:
+        """The stage, for a case whose worker was stopped since its last stage (every worker
+        stops for the last run before an `out_of_memory` verdict, its own or a neighbour's): a
+        stage after the correctness trials first runs them again in the fresh worker, so that
+        it meets the candidate as they left it, not cold (a torch.compile'd model that captures
+        CUDA graphs at its first calls, a path chosen at the first call). Their outcome is not
+        read: the correctness verdict was given where nothing ran out."""
+        if stage in FIRST_STAGES:
+            return run
+
+        def after_trials(case: Case) -> Outcome:
+            correct_case(self.context, case, self.compile(case))
+            return run(case)
+        return after_trials
 
     def _run_stage(self, case: Case, stage: str, run: Stage, alone: bool) -> Outcome:
         """The stage's Outcome; a broken problem's for its compile stage (the later stages are
@@ -380,8 +401,8 @@ class Evaluator:
         worker gave its own cached blocks back when its last stage ended (_let_go_of_memory)
         and stays paused: started afresh, a candidate meets its next stage cold (a
         torch.compile'd model captured anew, a path chosen at its first call). Only the last
-        run before an `out_of_memory` verdict (workers) has it stopped too, its case's next
-        stage told (a flag)."""
+        run before an `out_of_memory` verdict (workers) has it stopped too: its case's next
+        stage runs the correctness trials again first (_as_trials_left_it), and says so."""
         if workers and self.sandbox.child_pid is not None:
             self._worker_stopped_for = self._worker_case
             self.sandbox.stop_child()
