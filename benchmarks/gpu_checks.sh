@@ -433,12 +433,15 @@ fi
 
 if [[ " $sections " == *" real "* ]]; then
     # A real generated set (CUDA-L1's H100 candidates by default) on upstream v0's problems,
-    # every level, builds cold; KB_RESUME=REPORT.jsonl goes on from an interrupted run.
+    # every level, builds cold; KB_RESUME=REPORT.jsonl goes on from an interrupted run. The
+    # candidates only upstream's rules pass are timed too: their upstream speedups are read
+    # beside upstream's own harness (agreement.py).
     real="${KB_REAL_SET:-.third_party/cudal1/h100}"
     echo "== $real on upstream v0's problems, -n ${KB_WORKERS:-1}"
     start=$(date +%s)
     timeout -s INT "${KB_EVAL_LIMIT:-540}" python3 -m pytest -p no:cacheprovider -q \
         -n "${KB_WORKERS:-1}" --kb-device=cuda --kb-problems=.third_party/v0/KernelBench \
+        --kb-upstream-timing=on \
         --kb-candidates="$real" --kb-report="$out/real.json" ${KB_RESUME:+--kb-resume="$KB_RESUME"} \
         --benchmark-max-time="${KB_TIME_BUDGET:-0.5}" "$@" >"$out/real.log" 2>&1
     echo "wall time: $(( $(date +%s) - start )) s"

@@ -444,6 +444,13 @@ OPTIONS: tuple[Option, ...] = (
            "in the paper) or main (1e-4 for fp32) (default: {default}).", "VERSION",
            parse_upstream_rules,
            check=parse_upstream_rules),
+    Option("--kb-upstream-timing", "upstream_timing", "on: a candidate that only upstream's "
+           "rules pass (it changes its inputs, say, or races) is timed too, with the device to "
+           "itself, for its upstream speedup and the fast_p of upstream's table; off: only the "
+           "candidates this harness's verdict times are, and upstream's table counts the others "
+           "as not fast, saying how many (default: {default}).", "on|off", parse_on_off,
+           shown=lambda on: "on" if on else "off",
+           check=check_switch),
     Option("--kb-confine", "confine", "confine each process that runs candidate code (Landlock, "
            "a network namespace): it reads only Python, the toolchain and its own files, writes "
            "only its scratch and build folders, reaches no network and signals nothing outside "
@@ -548,6 +555,7 @@ class Settings:
     build_headers: bool = True  # precompiled torch headers for the builds (pch.py)
     costs_path: Path | None = None  # an earlier report whose timings order cases under xdist
     upstream_rules: str = "v0"
+    upstream_timing: bool = False
     allow_input_changes: bool = False
     order_trials: bool = True
     confine: str = "auto"

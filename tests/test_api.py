@@ -387,6 +387,22 @@ def test_a_worker_stopped_for_a_neighbours_claim_meets_its_timing_as_its_trials_
                for flag in timed["flags"])
 
 
+MUTATES_INPUT = EXAMPLES / "candidates" / "hostile" / "level1" / "2_ReLU" / "mutates_input.py"
+
+
+@pytest.mark.parametrize("upstream_timing", [False, True])
+def test_a_candidate_only_upstreams_rules_pass_is_timed_for_them_as_in_a_pytest_run(
+        upstream_timing):
+    result = valid(evaluate(RELU, MUTATES_INPUT, upstream_timing=upstream_timing, **FAST))
+    assert result["status"] == "mutated_input" and result["upstream"]["correct"] is True
+    if upstream_timing:
+        assert result["upstream"]["speedup"] > 0
+        assert result["verdicts"]["speed"] == "skipped"
+    else:  # the device is not held alone for a figure no verdict of ours reads
+        assert result["upstream"]["speedup"] is None
+        assert "time" not in result["harness_s"]
+
+
 def test_a_problem_short_of_memory_beside_other_work_is_judged_again_alone(tmp_path, correct_and_timed):
     problem = tmp_path / "level1" / "2_ReLU.py"
     problem.parent.mkdir()

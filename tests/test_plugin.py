@@ -598,8 +598,10 @@ HOSTILE = {
 
 
 def hostile_run(kb):
-    """The hostile set, then the good one in the same session."""
-    return kb.run_shared("hostile", "good", args=("--kb-level=1", "--kb-trials=2", "--kb-p=0"))
+    """The hostile set, then the good one in the same session; the candidates only upstream's
+    rules pass timed too, for their upstream speedup."""
+    return kb.run_shared("hostile", "good", args=("--kb-level=1", "--kb-trials=2", "--kb-p=0",
+                                                  "--kb-upstream-timing=on"))
 
 
 @pytest.fixture
@@ -640,6 +642,19 @@ def test_each_record_carries_the_verdict_upstreams_rules_give(hostile, kb):
     result.stdout.fnmatch_lines(["*under upstream KernelBench v0's rules*"])
     document = hostile_run(kb).report()
     assert {row["candidate_set"] for row in document["summary_upstream"]} == {"hostile", "good"}
+
+
+def test_a_candidate_only_upstreams_rules_pass_is_not_timed_unless_asked(kb):
+    # Its timing would hold the device alone for a figure no verdict of ours reads.
+    result = kb.run("hostile", args=("--kb-level=1", "--kb-trials=2", "--kb-p=0",
+                                     "-k", "mutates_input"))
+    record = kb.records()[("hostile", 2, "mutates_input")]
+    assert record["status"] == "mutated_input"
+    assert record["upstream"]["correct"] is True and record["upstream"]["speedup"] is None
+    assert not any(record["upstream"]["fast"].values())
+    assert "time" not in record["harness_s"]  # its worker was never asked to time it
+    result.stdout.fnmatch_lines(["*not timed: 1 case(s) correct under upstream's rules only*"])
+    assert kb.report()["config"]["upstream_timing"] is False
 
 
 def test_a_candidate_that_switches_tf32_on_is_recorded_as_such(hostile):

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from pytest_kernelbench.gpu import devices
 from pytest_kernelbench.judge.evaluation import Evaluator
+from pytest_kernelbench.judge.speed_stage import times_for_upstream
 from pytest_kernelbench.record import Record
 from pytest_kernelbench.reporting import heartbeat
 from pytest_kernelbench.suite.discovery import Case
@@ -33,14 +34,17 @@ def gpu_count(requested: str, device: str) -> int:
 def judge_case(evaluator: Evaluator, case: Case, heartbeat_s: float,
                on_progress: Callable[[heartbeat.Event], None] | None = None) -> Record:
     """The record of one case: its compile, correctness and speed stages in turn, each said as
-    it starts, runs and ends (heartbeat.watch), the first that does not pass ending it."""
+    it starts, runs and ends (heartbeat.watch), the first that does not pass ending it (but a
+    failed correctness stage goes on to the speed stage where it times the case for upstream's
+    speedup, as a pytest run's speed item does)."""
     label = f"{case.problem.key}[{case.id}]"
     outcome = None
     for stage in (evaluator.compile, evaluator.correct, evaluator.speed):
         with heartbeat.watch(label, stage.__name__, heartbeat_s, on_progress) as watched:
             outcome = stage(case)
             watched.status = "skipped" if outcome.skipped else outcome.status
-        if not outcome.passed:
+        if not outcome.passed and not (stage == evaluator.correct and not outcome.skipped and
+                                       times_for_upstream(evaluator.settings, outcome.record)):
             break
     assert outcome is not None
     return outcome.record

@@ -46,7 +46,7 @@ from pytest_kernelbench.judge.outcome import (
 )
 from pytest_kernelbench.judge.reference import ReferenceSide
 from pytest_kernelbench.judge.speed_stage import BaselineCache, Timed
-from pytest_kernelbench.record import Record, add_flag, charge, mark_held, note_aside, upstream_correct
+from pytest_kernelbench.record import Record, add_flag, charge, mark_held, note_aside
 from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite import loading
 from pytest_kernelbench.suite.discovery import Case
@@ -159,9 +159,9 @@ class Evaluator:
 
     def _speed_item(self, case: Case) -> Outcome:
         checked = self.correct(case)  # under the shared lock, before timing takes it alone
-        # A candidate that failed is not timed (unless upstream's rules pass it, for their
-        # speedup): its skip need not wait for the device to itself.
-        times = checked.passed or bool(upstream_correct(checked.record))
+        # A candidate that failed is not timed (unless asked, where upstream's rules pass it,
+        # for their speedup): its skip need not wait for the device to itself.
+        times = checked.passed or speed_stage.times_for_upstream(self.settings, checked.record)
         timed = self._memo(case, "speed", self._speed, exclusive=times)
         if case not in self._timed and (case, "attribute") not in self._done:
             return timed  # not timed, or judged while it was timed (a cheat)

@@ -25,6 +25,7 @@ from pytest_kernelbench.record import (
     copy_of,
     upstream_correct,
 )
+from pytest_kernelbench.settings import Settings
 from pytest_kernelbench.suite.discovery import Case
 
 UPSTREAM_PERF_TRIALS = 100  # timed calls of upstream's evaluation scripts (num_perf_trials)
@@ -73,7 +74,7 @@ def speed_case(ctx: StageContext, case: Case, checked: Outcome,
     and the Timed for the attribute stage when the checks passed."""
     if not checked.passed:
         skipped = skipped_after(checked, "correct")
-        if upstream_correct(skipped.record):  # upstream would time it
+        if times_for_upstream(ctx.settings, skipped.record):
             time_for_upstream(ctx, case, skipped.record, cache)
         return skipped, None
     record = copy_of(checked.record)
@@ -171,6 +172,13 @@ def check_timed_outputs(ctx: StageContext, case: Case, record: Record,
             return cheat(record, "the output of a timed call is wrong (cached, replayed "
                          f"or reused?): input seed {seed}: {verdict.message}")
     return None
+
+
+def times_for_upstream(settings: Settings, record: Record) -> bool:
+    """Whether a case our verdict failed is timed all the same, for upstream's speedup alone:
+    upstream's rules pass it, and --kb-upstream-timing asks for it (such timings hold the
+    device alone for a figure no verdict of ours reads)."""
+    return settings.upstream_timing and bool(upstream_correct(record))
 
 
 def time_for_upstream(ctx: StageContext, case: Case, record: Record,

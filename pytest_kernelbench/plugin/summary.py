@@ -74,7 +74,8 @@ def write_tables(terminal: Any, rows: list[SetSummary], upstream_rows: list[SetS
                        "allclose only, inputs may change, no cheat checks, means")
     for text in report.render_table(upstream_rows, settings.summary_ps).splitlines():
         line(text)
-    for text in report.wrapped(report.unshown_lines(upstream_rows, settings.summary_ps)):
+    for text in report.wrapped(report.unshown_lines(upstream_rows, settings.summary_ps)
+                               + report.untimed_upstream_lines(records)):
         line(text, yellow=True)
 
 

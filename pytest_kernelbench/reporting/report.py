@@ -234,6 +234,19 @@ def inconclusive_lines(records: list[Record]) -> list[str]:
             "--benchmark-max-time decides them)"]
 
 
+def untimed_upstream_lines(records: list[Record]) -> list[str]:
+    """One line under upstream's table counting the cases only its rules pass that have no
+    speedup of theirs (not timed: --kb-upstream-timing off), which its fast_p counts as not
+    fast."""
+    untimed = sum(1 for r in records if not r.get("correct")
+                  and (r.get("upstream") or {}).get("correct")
+                  and (r.get("upstream") or {}).get("speedup") is None)
+    if not untimed:
+        return []
+    return [f"not timed: {untimed} case(s) correct under upstream's rules only, counted as not "
+            "fast here (--kb-upstream-timing=on times them, with the device to itself)"]
+
+
 def fallback_lines(records: list[Record]) -> list[str]:
     """One line per correct candidate whose own extension failed or was never loaded: it
     passed on PyTorch, not on its kernel."""
