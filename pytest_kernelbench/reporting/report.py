@@ -238,12 +238,15 @@ def untimed_upstream_lines(records: list[Record]) -> list[str]:
     """One line under upstream's table counting the cases only its rules pass that have no
     speedup of theirs (not timed: --kb-upstream-timing off), which its fast_p counts as not
     fast."""
-    untimed = sum(1 for r in records if not r.get("correct")
-                  and (r.get("upstream") or {}).get("correct")
-                  and (r.get("upstream") or {}).get("speedup") is None)
-    if not untimed:
+    def untimed(record: Record) -> bool:
+        verdict = record.get("upstream")
+        return not record.get("correct") and verdict is not None \
+            and bool(verdict["correct"]) and verdict["speedup"] is None
+
+    count = sum(1 for r in records if untimed(r))
+    if not count:
         return []
-    return [f"not timed: {untimed} case(s) correct under upstream's rules only, counted as not "
+    return [f"not timed: {count} case(s) correct under upstream's rules only, counted as not "
             "fast here (--kb-upstream-timing=on times them, with the device to itself)"]
 
 
