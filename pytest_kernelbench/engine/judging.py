@@ -34,9 +34,9 @@ def gpu_count(requested: str, device: str) -> int:
 def judge_case(evaluator: Evaluator, case: Case, heartbeat_s: float,
                on_progress: Callable[[heartbeat.Event], None] | None = None) -> Record:
     """The record of one case: its compile, correctness and speed stages in turn, each said as
-    it starts, runs and ends (heartbeat.watch), the first that does not pass ending it (but a
-    failed correctness stage goes on to the speed stage where it times the case for upstream's
-    speedup, as a pytest run's speed item does)."""
+    it starts, runs and ends (heartbeat.watch), the first that does not pass ending it. Under
+    --kb-upstream-timing a failed correctness stage that upstream's rules pass goes on to the
+    speed stage, which times the case for upstream's speedup, as a pytest run's speed item does."""
     label = f"{case.problem.key}[{case.id}]"
     outcome = None
     for stage in (evaluator.compile, evaluator.correct, evaluator.speed):
