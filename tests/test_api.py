@@ -387,6 +387,23 @@ def test_a_worker_stopped_for_a_neighbours_claim_meets_its_timing_as_its_trials_
                for flag in timed["flags"])
 
 
+def test_a_timing_that_falls_back_from_a_failed_graph_capture_meets_the_candidate_warm(
+        tmp_path, monkeypatch):
+    # A failed capture stops the worker (its context may be unusable); the events timing that
+    # follows, in a fresh one, must meet the candidate as the correctness trials left it. On a
+    # CPU a capture always fails, so the graph mode is asked for outright.
+    from pytest_kernelbench.judge import speed_stage
+
+    monkeypatch.setattr(speed_stage, "timing_mode", lambda ctx, wall_s, notes: "graph")
+    candidate = tmp_path / "cold.py"
+    candidate.write_text(COLD_WHEN_FIRST_TIMED)
+    result = valid(evaluate(RELU, candidate, **FAST))
+    assert result["status"] != "runtime_error", result["error"]
+    assert result["timing"] == "events" and result["speedup"] is not None
+    assert any("CUDA graph capture failed" in flag for flag in result["flags"])
+    assert any("ran its correctness trials again" in flag for flag in result["flags"])
+
+
 MUTATES_INPUT = EXAMPLES / "candidates" / "hostile" / "level1" / "2_ReLU" / "mutates_input.py"
 
 

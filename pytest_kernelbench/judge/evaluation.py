@@ -35,7 +35,7 @@ from pytest_kernelbench.judge.compile_stage import (
     waits_for_a_build,
 )
 from pytest_kernelbench.judge.context import StageContext
-from pytest_kernelbench.judge.correct_stage import correct_case
+from pytest_kernelbench.judge.correct_stage import correct_case, run_again
 from pytest_kernelbench.judge.outcome import (
     Outcome,
     ProblemError,
@@ -341,12 +341,12 @@ class Evaluator:
         stage after the correctness trials first runs them again in the fresh worker, so that
         it meets the candidate as they left it, not cold (a torch.compile'd model that captures
         CUDA graphs at its first calls, a path chosen at the first call). Their outcome is not
-        read: the correctness verdict was given where nothing ran out."""
+        read: the correctness verdict was given where nothing ran out (correct_stage.run_again)."""
         if stage in FIRST_STAGES:
             return run
 
         def after_trials(case: Case) -> Outcome:
-            correct_case(self.context, case, self.compile(case))
+            run_again(self.context, case, self.compile(case).record)
             return run(case)
         return after_trials
 

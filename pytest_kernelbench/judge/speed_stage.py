@@ -13,7 +13,7 @@ from pytest_kernelbench import faults
 from pytest_kernelbench.gpu import timing
 from pytest_kernelbench.isolation import wire
 from pytest_kernelbench.isolation.sandbox import Fault, Reply
-from pytest_kernelbench.judge import baselines, clock, upstream
+from pytest_kernelbench.judge import baselines, clock, correct_stage, upstream
 from pytest_kernelbench.judge.answers import TIMING_INPUT_SETS
 from pytest_kernelbench.judge.context import StageContext
 from pytest_kernelbench.judge.outcome import Outcome, cheat, failed, skipped_after
@@ -90,6 +90,10 @@ def speed_case(ctx: StageContext, case: Case, checked: Outcome,
     if isinstance(measured, Fault) and how == "graph":
         notes.append(f"CUDA graph capture failed ({measured.message}): timed with events")
         how = "events"
+        if ctx.channel.sandbox.child_pid is None:  # stopped: the capture may have broken it
+            notes.append("its worker was started afresh after the failed capture and ran its "
+                         "correctness trials again before the events timing")
+            correct_stage.run_again(ctx, case, checked.record)
         measured = time_worker(ctx, case, record, seeds, how, cache)
     if isinstance(measured, Fault):
         return failed(record, measured.status, f"while timing: {measured.message}",
