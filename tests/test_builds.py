@@ -25,22 +25,6 @@ def test_candidates_that_build_an_extension_are_recognised(source, needed):
     assert builds.needs_build(source) is needed
 
 
-@pytest.mark.parametrize(("source", "own"), [
-    ("ext = load(name='x', sources=['a.cu'], build_directory=tempfile.mkdtemp())", True),
-    ("d = tempfile.mkdtemp()\next = load_inline(name='x', build_directory=d)", True),
-    ("with tempfile.TemporaryDirectory() as d:\n    ext = load(name='x', build_directory=d)",
-     True),
-    ("d = os.path.join(tempfile.gettempdir(), 'x')\next = load(name='x', build_directory=d)",
-     True),
-    ("ext = load_inline(name='x', build_directory=os.path.dirname(__file__))", False),
-    ("scratch = tempfile.mkdtemp()\next = load_inline(name='x')", False),
-])
-def test_a_build_into_a_temporary_folder_of_the_candidates_own_is_left_to_its_item(source, own):
-    source = "from torch.utils.cpp_extension import load, load_inline\n" + source
-    assert builds.builds_in_a_folder_of_its_own(source) is own
-    assert builds.builds_ahead_of_its_item(source) is not own
-
-
 def test_build_folders_are_addressed_by_source_and_toolchain(tmp_path):
     tools = {"torch": "2.13", "arch": "9.0"}
     one = builds.build_folder(tmp_path, b"source a", tools)
@@ -54,9 +38,8 @@ def test_build_folders_are_addressed_by_source_and_toolchain(tmp_path):
 def test_a_plan_builds_each_distinct_source_once_and_skips_finished_ones(tmp_path):
     source = "from torch.utils.cpp_extension import load_inline\n"
     files = []
-    own_folder = source + "ext = load_inline(name='x', build_directory=tempfile.mkdtemp())\n"
     for name, text in [("a.py", source), ("b.py", source), ("c.py", source + "# other\n"),
-                       ("d.py", "import torch\n"), ("e.py", own_folder)]:
+                       ("d.py", "import torch\n")]:
         (tmp_path / name).write_text(text)
         files.append(tmp_path / name)
     planned = builds.plan(files, tmp_path / "cache", arch="")

@@ -423,8 +423,6 @@ def test_an_extension_built_into_a_temporary_folder_of_its_own_counts_as_built(k
     kb.run("tmp_build", args=("--kb-level=1", "--kb-timeout=600", "--kb-trials=1", "--kb-p=0"))
     record = kb.records()[("tmp_build", 2, "s0")]
     assert record["correct"] and record["extension"] == "built", record["extension_error"]
-    # Nothing built ahead is found in a folder it makes afresh: the run planned no build for it.
-    assert kb.report()["builds"] == [] and record["prebuild"] is None
 
 
 def test_a_candidate_that_builds_in_its_constructor_is_built_ahead(kb):

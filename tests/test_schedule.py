@@ -75,21 +75,6 @@ def test_cases_that_build_go_after_the_others_each_in_its_order():
         [(3, 1), (1, 2), (2, 2), (2, 1), (1, 1)]
 
 
-def test_cases_whose_import_builds_afresh_each_time_go_first_unless_measured():
-    # CUDA-L1's L1/26 builds into tempfile.mkdtemp() at import: put last as a case that builds,
-    # its 46-s import was the last item of every cold run. Nothing built ahead serves it.
-    cases = [_case(3, 1), _case(2, 1), _case(1, 1), _case(1, 26), _case(1, 30)]
-    building, own_folder = {(2, 1)}, {(1, 26), (1, 30)}
-
-    def order(costs: dict) -> list[tuple[int, int]]:
-        ordered = builds_last(cases, lambda c: (c.problem.level, c.problem.problem_id) in building,
-                              costs, lambda c: (c.problem.level, c.problem.problem_id) in own_folder)
-        return [(c.problem.level, c.problem.problem_id) for c in ordered]
-    assert order({}) == [(1, 26), (1, 30), (3, 1), (1, 1), (2, 1)]
-    # measured, it keeps the place its cost gave it
-    assert order({("a", 1, 30, "s0"): 2.0}) == [(1, 26), (3, 1), (1, 1), (1, 30), (2, 1)]
-
-
 def test_cases_that_build_keep_their_place_where_an_earlier_report_measured_them():
     # L2/90 and L1/26 of CUDA-L1 build inside their items in every run (about 70 s): put last,
     # they ran alone at the end of a warm run. Measured, they go first; unmeasured builds last.

@@ -37,8 +37,6 @@ from pytest_kernelbench.building import ninja
 from pytest_kernelbench.suite.discovery import Case
 
 NEEDS_BUILD = re.compile(r"\bcpp_extension\b|\bload_inline\b")
-BUILD_DIRECTORY = re.compile(r"\bbuild_directory\s*=")
-TEMPORARY_FOLDER = re.compile(r"\b(mkdtemp|TemporaryDirectory|gettempdir)\s*\(")
 CUDA_ONLY = re.compile(r"__global__|cuda_sources|\.cuda\(\)|device\s*=\s*['\"]cuda")
 BUILT_MARKER = ".kb-built"
 FAILED_MARKER = ".kb-failed"  # the compiler's first lines, for a source that failed to build
@@ -66,20 +64,6 @@ def build_niceness(own: int) -> int:
 
 def needs_build(source: str) -> bool:
     return bool(NEEDS_BUILD.search(source))
-
-
-def builds_in_a_folder_of_its_own(source: str) -> bool:
-    """Whether the candidate's import builds its extension in a temporary folder it makes
-    (`build_directory=tempfile.mkdtemp()`, a folder under `gettempdir()`, which a worker's own
-    scratch replaces): each process builds it afresh there, so a build made ahead is never
-    found and its item builds it anyway."""
-    return bool(BUILD_DIRECTORY.search(source) and TEMPORARY_FOLDER.search(source))
-
-
-def builds_ahead_of_its_item(source: str) -> bool:
-    """Whether a build made before the candidate's item (the run's pool, a node's build actor)
-    is what its item loads."""
-    return needs_build(source) and not builds_in_a_folder_of_its_own(source)
 
 
 def needs_cuda(source: str) -> bool:
@@ -157,14 +141,13 @@ class Build:
 
 def plan(candidates: list[Path], cache_root: Path, arch: str,
          problems: dict[Path, Path] | None = None) -> list[Build]:
-    """One build per distinct source among the candidates that need one made ahead of their
-    items (builds_ahead_of_its_item). A source that failed
+    """One build per distinct source among the candidates that need one. A source that failed
     to build with this toolchain before is not built again: its compiler lines are kept."""
     tools = toolchain(arch)
     builds: dict[Path, Build] = {}
     for path in candidates:
         source = path.read_bytes()
-        if not builds_ahead_of_its_item(source.decode(errors="replace")):
+        if not needs_build(source.decode(errors="replace")):
             continue
         folder = build_folder(cache_root, source, tools)
         if folder not in builds:

@@ -23,7 +23,7 @@ def builds_ahead(case: Case, settings: Settings, device: str) -> bool:
         return False
     if builds.build_jobs(settings.build_jobs, 1) == 0:
         return False
-    return builds.builds_ahead_of_its_item(case.candidate.path.read_text(errors="replace"))
+    return builds.needs_build(case.candidate.path.read_text(errors="replace"))
 
 
 def start_pool(settings: Settings, device: str, arch: str, planned: list[builds.Build],

@@ -6,9 +6,8 @@ leaves only short cases for the end. What a case costs is read from an earlier J
 (how long its stages held the device); a case the report does not know costs what other
 samples of its problem, else what the suite ships for its problem (SUITE_COSTS, beside the
 problems), else its level's known cases, cost at the median; with none of these, deeper levels
-go first. With or without xdist, cases whose candidate's extension the run builds ahead come
-after the rest, and those whose import builds one afresh each time before them all
-(builds_last), unless the report measured them: those keep their place.
+go first. With or without xdist, cases whose candidate builds an extension
+come after the rest (builds_last), unless the report measured them: those keep their place.
 """
 
 from __future__ import annotations
@@ -116,27 +115,18 @@ def measured(case: Case, costs: dict[tuple, float]) -> bool:
 
 
 def builds_last(cases: Sequence[Case], builds: Callable[[Case], bool],
-                costs: dict[tuple, float] | None = None,
-                builds_in_its_item: Callable[[Case], bool] = lambda case: False) -> list[Case]:
-    """The cases whose candidate builds an extension ahead (`builds`) after the others, and
-    those whose import builds it afresh each time (`builds_in_its_item`) before them all, each
-    group in its own order. The build pool works through the builds from the run's start
-    either way; this way they run while the other cases' items do, where the first items
-    would wait for theirs (at
+                costs: dict[tuple, float] | None = None) -> list[Case]:
+    """The cases whose candidate builds an extension after the others, each group in its own
+    order. The build pool works through the builds from the run's start either way; this way
+    they run while the other cases' items do, where the first items would wait for theirs (at
     `-n 8` on CUDA-L1's candidates, 23 s a case at the median, the device idle meanwhile).
 
     A case the costs report measured keeps its place: its build is most likely cached by now,
     and one that builds inside its item in every run (its cost says so: 65-70 s for two of
-    CUDA-L1's) must start early, not at the end while the other workers run out of cases.
-    So must one whose import builds afresh in a folder of its own in every run: the pool has
-    nothing to build for it, and its item takes as long as a build (CUDA-L1's L1/26: 46 s of
-    import, the last item of every cold run that ran it last)."""
-    def group(case: Case) -> int:
-        if measured(case, costs or {}):
-            return 1  # in its place
-        return 0 if builds_in_its_item(case) else 2 if builds(case) else 1
-
-    return sorted(cases, key=group)  # stable: each group in its own order
+    CUDA-L1's) must start early, not at the end while the other workers run out of cases."""
+    building = [builds(case) and not measured(case, costs or {}) for case in cases]
+    return [case for case, b in zip(cases, building) if not b] + \
+        [case for case, b in zip(cases, building) if b]
 
 
 def shard_of(cases: Sequence[Case], costs: dict[tuple, float], count: int) -> dict[Case, int]:

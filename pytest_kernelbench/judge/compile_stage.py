@@ -24,7 +24,7 @@ USES_PROBLEM_NAMES = "uses_problem_names"
 
 def waits_for_a_build(source: str, device: str) -> bool:
     """Whether the compile item waits for the run's build pool (see Evaluator.compile)."""
-    return builds.builds_ahead_of_its_item(source) and not (device == "cpu" and builds.needs_cuda(source))
+    return builds.needs_build(source) and not (device == "cpu" and builds.needs_cuda(source))
 
 
 @dataclass(frozen=True)

@@ -244,8 +244,7 @@ class KernelBenchRun:
             # xdist hands cases out in this order: the longest first, so no GPU is left with
             # a long case at the end while the others idle.
             cases = schedule.longest_first(cases, self.plan.expected_costs)
-        cases = schedule.builds_last(cases, candidate_builds, self.plan.costs,
-                                     builds_in_its_item=candidate_builds_in_its_item)
+        cases = schedule.builds_last(cases, candidate_builds, self.plan.costs)
         case_order = {case: index for index, case in enumerate(cases)}
         # Stages of one case run back to back, so the worker keeps the candidate loaded.
         ours.sort(key=lambda item: (case_order[item.callspec.params["kb_case"]],  # type: ignore[attr-defined]
@@ -347,15 +346,9 @@ def start_builds(config: pytest.Config, settings: Settings, device: str,
 
 
 def candidate_builds(case: discovery.Case) -> bool:
-    """Whether the case's candidate builds a C++/CUDA extension that the run builds ahead."""
+    """Whether the case's candidate builds a C++/CUDA extension."""
     return case.candidate is not None and \
-        builds.builds_ahead_of_its_item(case.candidate.path.read_text(errors="replace"))
-
-
-def candidate_builds_in_its_item(case: discovery.Case) -> bool:
-    """Whether the case's candidate builds its extension afresh at each import, in its item."""
-    return case.candidate is not None and \
-        builds.builds_in_a_folder_of_its_own(case.candidate.path.read_text(errors="replace"))
+        builds.needs_build(case.candidate.path.read_text(errors="replace"))
 
 
 def case_scope(nodeid: str) -> str:
