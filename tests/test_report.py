@@ -114,3 +114,16 @@ def test_the_case_list_shows_the_fastest_and_slowest_timed_cases_and_every_failu
         line.split()[0].rstrip("x").replace("-", "0")))
     assert report.case_lines(records, shown=0)[0].startswith("failed: 3 case(s)")
     assert report.case_lines(records, shown=4)[1:8] == every[1:8]  # 7 fit in 4 + 4
+
+
+def test_cases_only_upstreams_rules_pass_without_their_speedup_are_counted_as_the_run_had_them():
+    only_upstream = {"correct": False, "upstream": {"correct": True, "speedup": None}}
+    timed = {"correct": False, "upstream": {"correct": True, "speedup": 1.3}}
+    ours = {"correct": True, "upstream": {"correct": True, "speedup": None}}
+    records = [only_upstream, timed, ours]
+    [off] = report.untimed_upstream_lines(records)
+    assert off.startswith("not timed: 1 case(s)") and "--kb-upstream-timing=on" in off
+    # Asked for, a timing that gave no figure is not one the option would have made.
+    [on] = report.untimed_upstream_lines(records, timed=True)
+    assert on.startswith("no speedup: 1 case(s)") and "--kb-upstream-timing" not in on
+    assert report.untimed_upstream_lines([timed, ours], timed=True) == []

@@ -75,7 +75,8 @@ def write_tables(terminal: Any, rows: list[SetSummary], upstream_rows: list[SetS
     for text in report.render_table(upstream_rows, settings.summary_ps).splitlines():
         line(text)
     for text in report.wrapped(report.unshown_lines(upstream_rows, settings.summary_ps)
-                               + report.untimed_upstream_lines(records)):
+                               + report.untimed_upstream_lines(records,
+                                                               settings.upstream_timing)):
         line(text, yellow=True)
 
 

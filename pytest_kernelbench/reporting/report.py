@@ -234,10 +234,10 @@ def inconclusive_lines(records: list[Record]) -> list[str]:
             "--benchmark-max-time decides them)"]
 
 
-def untimed_upstream_lines(records: list[Record]) -> list[str]:
+def untimed_upstream_lines(records: list[Record], timed: bool = False) -> list[str]:
     """One line under upstream's table counting the cases only its rules pass that have no
-    speedup of theirs (not timed: --kb-upstream-timing off), which its fast_p counts as not
-    fast."""
+    speedup of theirs, which its fast_p counts as not fast: not timed (`timed`, the run's
+    --kb-upstream-timing, off), or timed without a figure (on)."""
     def untimed(record: Record) -> bool:
         verdict = record.get("upstream")
         return not record.get("correct") and verdict is not None \
@@ -246,6 +246,9 @@ def untimed_upstream_lines(records: list[Record]) -> list[str]:
     count = sum(1 for r in records if untimed(r))
     if not count:
         return []
+    if timed:
+        return [f"no speedup: {count} case(s) correct under upstream's rules only, whose timing "
+                "gave none (see each record's upstream entry), counted as not fast here"]
     return [f"not timed: {count} case(s) correct under upstream's rules only, counted as not "
             "fast here (--kb-upstream-timing=on times them, with the device to itself)"]
 
