@@ -11,6 +11,8 @@ from pytest_kernelbench.engine.schedule import (
     builds_last,
     expected_cost,
     longest_first,
+    mark_settled,
+    next_ready,
     read_costs,
     shard_of,
     suite_costs,
@@ -146,3 +148,20 @@ def test_a_suite_without_costs_has_none_and_a_broken_one_is_named(tmp_path):
     (tmp_path / "costs.yaml").write_text("cpu:\n  not-a-problem: 3\n")
     with pytest.raises(CostsError, match=r"costs.yaml: not a table of seconds per problem"):
         suite_costs(tmp_path, "cpu")
+
+
+def test_a_case_whose_build_is_over_takes_its_place_by_cost_again(tmp_path):
+    # builds_last queued "a" and "c" (they build) behind "b" and "d"; by cost: a, b, c, d
+    rank = {"a": 0, "b": 1, "c": 2, "d": 3}
+    waiting = {"a": tmp_path / "a.py", "c": tmp_path / "c.py"}
+    marks = tmp_path / "settled"
+    marks.mkdir()
+    assert next_ready(["b", "d", "a", "c"], rank, waiting, marks) == "b"
+    mark_settled(marks, waiting["c"], "elsewhere")  # another worker builds it: not over
+    assert next_ready(["d", "a", "c"], rank, waiting, marks) == "d"
+    mark_settled(marks, waiting["c"], "failed")  # over: its item only reads the failure
+    assert next_ready(["d", "a", "c"], rank, waiting, marks) == "c"
+    # only cases whose builds are still being made: xdist's own choice, the first queued
+    assert next_ready(["a"], rank, waiting, marks) is None
+    # with no case that builds, the order by cost is the queue's
+    assert next_ready(["b", "d"], rank, {}, marks) == "b"

@@ -95,6 +95,38 @@ def test_the_items_of_one_case_share_a_scheduling_scope():
     assert case_scope("tests/test_x.py::test_plain") == "tests/test_x.py::test_plain"
 
 
+def test_xdist_hands_out_the_case_the_run_chooses_and_the_first_queued_otherwise():
+    from collections import OrderedDict
+
+    from pytest_kernelbench.plugin.hooks import case_scheduling, case_scope, scope_of
+    from pytest_kernelbench.suite.discovery import Candidate, Case, Problem
+
+    cases = [Case(Problem(1, pid, name, Path(f"level1/{pid}_{name}.py")), "good", "s0",
+                  Candidate("good", 1, pid, "s0", Path(f"good/{pid}.py")))
+             for pid, name in ((1, "Scale"), (2, "ReLU"), (3, "Wide"))]
+    ids = [f"{case.problem.key}::test_{stage}[{case.id}]" for case in cases
+           for stage in ("compile", "correct", "speed")]
+
+    class Node:
+        sent: list[int] = []
+
+        def send_runtest_some(self, indexes: list[int]) -> None:
+            self.sent = indexes
+
+    chosen: list[str | None] = [scope_of(cases[2]), None]
+    # xdist's own scheduler state, as its collection sets it up (the override uses these)
+    scheduler = object.__new__(case_scheduling(lambda queued: chosen.pop(0)))
+    node = Node()
+    scheduler.workqueue = OrderedDict(
+        (scope_of(case), {i: False for i in ids if case_scope(i) == scope_of(case)})
+        for case in cases)
+    scheduler.assigned_work, scheduler.registered_collections = {}, {node: ids}
+    scheduler._assign_work_unit(node)
+    assert [ids[i] for i in node.sent] == ids[6:9]  # the third case's items, chosen
+    scheduler._assign_work_unit(node)
+    assert [ids[i] for i in node.sent] == ids[0:3]  # none chosen: the first queued
+
+
 class _RecordsWhereItWasBuilt(torch.nn.Module):
     def __init__(self, width):
         super().__init__()

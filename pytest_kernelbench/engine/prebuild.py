@@ -27,15 +27,18 @@ def builds_ahead(case: Case, settings: Settings, device: str) -> bool:
 
 
 def start_pool(settings: Settings, device: str, arch: str, planned: list[builds.Build],
-               processes: int, open_ended: bool = False, say: OnLine | None = None) -> BuildPool:
+               processes: int, open_ended: bool = False, say: OnLine | None = None,
+               on_over: Callable[[builds.Build], None] = lambda build: None) -> BuildPool:
     """A started pool for the planned builds: each of `processes` processes (xdist workers)
     runs its share of one pool sized to the host's cores (with --kb-build-cores=split, the
-    cores the timings leave). say: where its progress lines go."""
+    cores the timings leave). say: where its progress lines go; on_over hears of each build
+    this process ended (or found another worker's), and of none it never ran."""
     split, shared, jobs = _sizes(settings, device, processes)
     cache_root = settings.build_cache_root
     protected = (*settings.candidate_dirs, cache_root)
 
     def on_done(build: builds.Build, done: int, total: int, elapsed_s: float) -> None:
+        on_over(build)
         if say is not None:
             detail = f": {build.message}" if build.message else ""
             say(f"kernelbench: build {done}/{total} {build.status} {build.candidate.name} "

@@ -8,14 +8,17 @@ samples of its problem, else what the suite ships for its problem (SUITE_COSTS, 
 problems), else its level's known cases, cost at the median; with none of these, deeper levels
 go first. With or without xdist, cases whose candidate builds an extension
 come after the rest (builds_last), unless the report measured them: those keep their place.
+Under xdist, a case whose build is over takes its place by cost again (next_ready), as the
+batch API hands out the attempts that are ready.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import yaml
@@ -144,3 +147,34 @@ def shard_of(cases: Sequence[Case], costs: dict[tuple, float], count: int) -> di
         load[shard] += expected_cost(case, costs) or 1e-6
         assigned[case] = shard + 1
     return assigned
+
+
+# xdist's workers make the run's builds (each its share of one pool), while the process that
+# hands the cases out builds nothing: a worker says that a build is over with a file named for
+# its candidate, in a folder the run's processes share.
+SETTLED = frozenset({"built", "cached", "failed", "deferred"})  # a build's statuses once over
+
+
+def settled_mark(folder: Path, candidate: Path) -> Path:
+    return folder / hashlib.sha256(str(candidate.resolve()).encode()).hexdigest()[:24]
+
+
+def mark_settled(folder: Path, candidate: Path, status: str) -> None:
+    """Say that the build of candidate is over, where it is (`status`, a build's)."""
+    if status in SETTLED:
+        settled_mark(folder, candidate).touch()
+
+
+def next_ready(queued: Iterable[str], rank: Mapping[str, int], waiting: Mapping[str, Path],
+               folder: Path) -> str | None:
+    """Of the queued cases (xdist scopes), the one to hand out next: the first by `rank` (the
+    longest first) among those that wait for no build (`waiting`: those that do, with their
+    candidate) or whose build is over; None where each waits for a build not yet over.
+
+    builds_last queues every case that builds behind those that do not, so that no item waits
+    for its build; a build that is over needs no such place, and its case run at the end keeps
+    one worker busy while the others run out of cases (CUDA-L1's L1/26 was built 207 s into a
+    349-s run; its 50-s item began at 280 s and ended the run)."""
+    ready = [scope for scope in queued
+             if scope not in waiting or settled_mark(folder, waiting[scope]).exists()]
+    return min(ready, key=lambda scope: rank.get(scope, len(rank)), default=None)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +91,10 @@ class KernelBenchRun:
         # The cases the run covers and their items still to report, once collected.
         self.progress: progress.Progress | None = None
         self.plot_line: str | None = None  # where --kb-plot wrote, said in the summary
+        # xdist's controller: where its workers say a build is over (schedule.first_ready)
+        self.settled_folder: Path | None = None
+        # its cases' places by cost, and those that wait for a build, with their candidate
+        self._ranks: tuple[dict[str, int], dict[str, Path]] | None = None
 
     @classmethod
     def start(cls, config: pytest.Config, settings: Settings) -> KernelBenchRun:
@@ -125,6 +132,8 @@ class KernelBenchRun:
             reporter.write_line(self.build_lines.pop(0))  # pop: the pool may append meanwhile
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.settled_folder is not None:
+            shutil.rmtree(self.settled_folder, ignore_errors=True)
         if self.build_pool is not None:  # an interrupted run leaves no compiler running
             self.build_pool.close(stop=bool(session.shouldfail or session.shouldstop)
                                   or exitstatus == pytest.ExitCode.INTERRUPTED)
@@ -191,6 +200,27 @@ class KernelBenchRun:
             self.select(list(ids))
             self.say_resumed()
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node) -> None:
+        if self.settled_folder is None:
+            self.settled_folder = Path(tempfile.mkdtemp(prefix="kb-settled-"))
+        node.workerinput[SETTLED_INPUT] = str(self.settled_folder)
+
+    def ready_case(self, queued: Iterable[str]) -> str | None:
+        """The queued case to hand out next (schedule.next_ready)."""
+        if self.settled_folder is None:
+            return None
+        if self._ranks is None:  # each candidate read once
+            cases = [case for case in self.cases if case.candidate is not None]
+            scopes = {case: scope_of(case) for case in cases}
+            self._ranks = (
+                {scopes[case]: rank for rank, case in enumerate(
+                    schedule.longest_first(cases, self.plan.expected_costs))},
+                {scopes[case]: case.candidate.path for case in cases  # type: ignore[union-attr]
+                 if candidate_builds(case)})
+        rank, waiting = self._ranks
+        return schedule.next_ready(queued, rank, waiting, self.settled_folder)
+
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
         # The stages of a case must share a worker, where its memo and loaded candidate live;
@@ -198,16 +228,11 @@ class KernelBenchRun:
         # mode would keep each case's xdist_group together, but it marks the group by
         # rewriting item ids, which pytest 9.2 no longer lets it do (every item then ran
         # alone): a scope of our own, from the item id, is what holds across versions. An
-        # explicit other --dist mode is kept.
+        # explicit other --dist mode is kept. A case whose build is over takes its place by
+        # cost again, ahead of the cases that builds_last queued before it.
         if config.getvalue("dist") != "load":
             return None
-        from xdist.scheduler import LoadScopeScheduling
-
-        class CaseScheduling(LoadScopeScheduling):
-            def _split_scope(self, nodeid: str) -> str:
-                return case_scope(nodeid)
-
-        return CaseScheduling(config, log)
+        return case_scheduling(self.ready_case)(config, log)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
@@ -341,14 +366,46 @@ def start_builds(config: pytest.Config, settings: Settings, device: str,
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if not quiet and planned and reporter is not None:
         reporter.write_line(prebuild.plan_line(planned, jobs))
+    settled = getattr(config, "workerinput", {}).get(SETTLED_INPUT)
+    if settled is None:  # no process hands cases out by it
+        return planned, prebuild.start_pool(settings, device, arch, planned, processes,
+                                            say=None if quiet else lines.append)
+
+    def on_over(build: builds.Build) -> None:
+        schedule.mark_settled(Path(settled), build.candidate, build.status)
+    for build in planned:  # cached, or failed before: over already
+        on_over(build)
     return planned, prebuild.start_pool(settings, device, arch, planned, processes,
-                                        say=None if quiet else lines.append)
+                                        say=None if quiet else lines.append, on_over=on_over)
 
 
 def candidate_builds(case: discovery.Case) -> bool:
     """Whether the case's candidate builds a C++/CUDA extension."""
     return case.candidate is not None and \
         builds.needs_build(case.candidate.path.read_text(errors="replace"))
+
+
+def case_scheduling(next_case: Callable[[Iterable[str]], str | None]) -> type:
+    """xdist's scheduler by scope, with a case's items as one scope (case_scope) and the next
+    case handed out chosen by next_case from the queued ones (None: the first)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class CaseScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return case_scope(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            chosen = next_case(self.workqueue)
+            if chosen is not None:
+                self.workqueue.move_to_end(chosen, last=False)
+            super()._assign_work_unit(node)
+
+    return CaseScheduling
+
+
+def scope_of(case: discovery.Case) -> str:
+    """The xdist scope of a case's items (case_scope of each item's id)."""
+    return f"{case.problem.key}[{case.id}]"
 
 
 def case_scope(nodeid: str) -> str:
@@ -385,4 +442,5 @@ def lost_interrupt(exc: BaseException) -> KeyboardInterrupt | None:
 
 
 RUN_KEY = pytest.StashKey[KernelBenchRun]()
+SETTLED_INPUT = "kb_settled"  # xdist's workerinput: the folder where workers say a build is over
 PROBLEM_KEY = pytest.StashKey[discovery.Problem]()
