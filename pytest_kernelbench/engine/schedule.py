@@ -14,6 +14,7 @@ batch API hands out the attempts that are ready.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -160,9 +161,11 @@ def settled_mark(folder: Path, candidate: Path) -> Path:
 
 
 def mark_settled(folder: Path, candidate: Path, status: str) -> None:
-    """Say that the build of candidate is over, where it is (`status`, a build's)."""
+    """Say that the build of candidate is over, where it is (`status`, a build's). Only the
+    order of the cases hears of it: a mark that cannot be written is left out."""
     if status in SETTLED:
-        settled_mark(folder, candidate).touch()
+        with contextlib.suppress(OSError):
+            settled_mark(folder, candidate).touch()
 
 
 def next_ready(queued: Iterable[str], rank: Mapping[str, int], waiting: Mapping[str, Path],
