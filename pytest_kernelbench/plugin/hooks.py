@@ -91,7 +91,7 @@ class KernelBenchRun:
         # The cases the run covers and their items still to report, once collected.
         self.progress: progress.Progress | None = None
         self.plot_line: str | None = None  # where --kb-plot wrote, said in the summary
-        # xdist's controller: where its workers say a build is over (schedule.first_ready)
+        # xdist's controller: where its workers say a build is over (schedule.next_ready)
         self.settled_folder: Path | None = None
         # its cases' places by cost, and those that wait for a build, with their candidate
         self._ranks: tuple[dict[str, int], dict[str, Path]] | None = None
