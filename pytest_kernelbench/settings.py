@@ -426,31 +426,32 @@ OPTIONS: tuple[Option, ...] = (
            "shareable between runs and machines (default: {default}).", "DIR", kind="path",
            shown=lambda _: "~/.cache/pytest-kernelbench/extensions"),
     on_off_option("--kb-build-headers", "build_headers", "on: where at least three builds would "
-           "compile torch/extension.h with the same command, compile it once into a "
-           "precompiled header under the build cache (about 0.8 GB each) that their C++ "
-           "compiles load instead, to the same objects; off: each build parses the header "
-           "itself (default: {default})."),
+                  "compile torch/extension.h with the same command, compile it once into a "
+                  "precompiled header under the build cache (about 0.8 GB each) that their C++ "
+                  "compiles load instead, to the same objects; off: each build parses the header "
+                  "itself (default: {default})."),
     Option("--kb-allow-input-changes", "allow_input_changes", "let forward change its input "
            "tensors, as upstream KernelBench does. Default: a candidate that changes an input "
            "its reference leaves alone fails (mutated_input): in a real model that input may "
            "be used again.", kind="switch",
            check=check_switch),
-    on_off_option("--kb-order-trials", "order_trials", "on: on CUDA, after the correctness trials "
-           "pass, two stream-order trials (one delays the caller's stream before it writes the "
-           "inputs, one delays the candidate's own streams): a candidate whose output depends on "
-           "GPU work not ordered with the caller's stream fails with status race, on every run "
-           "alike; off: no such trials, and a missing order shows only as it happens to "
-           "(default: {default})."),
+    on_off_option("--kb-order-trials", "order_trials", "on: on CUDA, after the correctness "
+                  "trials pass, two stream-order trials (one delays the caller's stream before it "
+                  "writes the inputs, one delays the candidate's own streams): a candidate whose "
+                  "output depends on GPU work not ordered with the caller's stream fails with "
+                  "status race, on every run alike; off: no such trials, and a missing order "
+                  "shows only as it happens to (default: {default})."),
     Option("--kb-upstream-rules", "upstream_rules", "the upstream KernelBench rules each record's "
            "`upstream` verdict and the second summary table follow: v0 (atol = rtol = 1e-2, as "
            "in the paper) or main (1e-4 for fp32) (default: {default}).", "VERSION",
            parse_upstream_rules,
            check=parse_upstream_rules),
-    on_off_option("--kb-upstream-timing", "upstream_timing", "on: a candidate that only upstream's "
-           "rules pass (it changes its inputs, say, or races) is timed too, with the device to "
-           "itself, for its upstream speedup and the fast_p of upstream's table; off: only the "
-           "candidates this harness's verdict times are, and upstream's table counts the others "
-           "as not fast, saying how many (default: {default})."),
+    on_off_option("--kb-upstream-timing", "upstream_timing", "on: a candidate that only "
+                  "upstream's rules pass (it changes its inputs, say, or races) is timed too, with "
+                  "the device to itself, for its upstream speedup and the fast_p of upstream's "
+                  "table; off: only the candidates this harness's verdict times are, and "
+                  "upstream's table counts the others as not fast, saying how many "
+                  "(default: {default})."),
     Option("--kb-confine", "confine", "confine each process that runs candidate code (Landlock, "
            "a network namespace): it reads only Python, the toolchain and its own files, writes "
            "only its scratch and build folders, reaches no network and signals nothing outside "

@@ -366,13 +366,12 @@ def start_builds(config: pytest.Config, settings: Settings, device: str,
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if not quiet and planned and reporter is not None:
         reporter.write_line(prebuild.plan_line(planned, jobs))
+    # xdist's controller hands cases out by what its workers say is over (schedule.next_ready)
     settled = getattr(config, "workerinput", {}).get(SETTLED_INPUT)
-    if settled is None:  # no process hands cases out by it
-        return planned, prebuild.start_pool(settings, device, arch, planned, processes,
-                                            say=None if quiet else lines.append)
 
     def on_over(build: builds.Build) -> None:
-        schedule.mark_settled(Path(settled), build.candidate, build.status)
+        if settled is not None:
+            schedule.mark_settled(Path(settled), build.candidate, build.status)
     for build in planned:  # cached, or failed before: over already
         on_over(build)
     return planned, prebuild.start_pool(settings, device, arch, planned, processes,
